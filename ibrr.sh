@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# ibrr set-up and build driver. On a fresh Debian 12 machine, as root:
+#   ./ibrr.sh demo   install what is missing, build (Release), render the built-in Cornell box
+#   ./ibrr.sh test   install what is missing, build, run the whole test suite (ctest)
+#   ./ibrr.sh build  install what is missing and build only
+# Builds are incremental: re-running only rebuilds what changed. Set IBRR_BUILD_DIR to build
+# elsewhere (default: ./build) and IBRR_JOBS for the parallelism (default: all cores).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+BUILD_DIR="${IBRR_BUILD_DIR:-$ROOT/build}"
+JOBS="${IBRR_JOBS:-$(nproc)}"
+
+# Debian packages only; each is made for its job (see README.md, "Dependencies").
+PACKAGES=(
+  cmake g++ make pkg-config python3-glad
+  libglfw3-dev libglm-dev libassimp-dev libtbb-dev libstb-dev catch2 libembree-dev
+  nlohmann-json3-dev libopenexr-dev libimgui-dev libcli11-dev
+  libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri xvfb xauth
+)
+
+say() { printf 'ibrr.sh: %s\n' "$*" >&2; }
+
+install_missing() {
+  local missing=()
+  for package in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$package")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing missing Debian packages: ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { say "error: run as root (or install sudo) to install: ${missing[*]}"; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+build() {
+  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+  fi
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+}
+
+usage() {
+  sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+}
+
+command="${1:-}"
+case "$command" in
+  demo)
+    install_missing
+    build
+    mkdir -p "$ROOT/out"
+    "$BUILD_DIR/bin/ibrr" render cornell --view albedo -o "$ROOT/out/cornell_albedo.png"
+    say "the picture is at $ROOT/out/cornell_albedo.png"
+    ;;
+  test)
+    install_missing
+    build
+    cd "$BUILD_DIR"
+    ctest --output-on-failure -j "$JOBS"
+    ;;
+  build)
+    install_missing
+    build
+    ;;
+  -h|--help|help)
+    usage
+    ;;
+  *)
+    usage
+    exit 2
+    ;;
+esac

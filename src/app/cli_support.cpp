@@ -1,0 +1,40 @@
+#include "app/cli_support.hpp"
+
+#include "scene/load.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+#include <charconv>
+
+namespace ibrr::app {
+
+scene::ImageSize parseImageSize(const std::string& text, const std::string& flag) {
+  const auto separator = text.find_first_of("xX");
+  scene::ImageSize size{0, 0};
+  if (separator != std::string::npos) {
+    const char* begin = text.data();
+    const auto widthResult = std::from_chars(begin, begin + separator, size.width);
+    const auto heightResult = std::from_chars(begin + separator + 1, begin + text.size(), size.height);
+    if (widthResult.ec == std::errc() && widthResult.ptr == begin + separator && heightResult.ec == std::errc() &&
+        heightResult.ptr == begin + text.size() && size.width >= 1 && size.height >= 1 && size.width <= 16384 &&
+        size.height <= 16384)
+      return size;
+  }
+  throw Error(flag + " '" + text + "': expected WIDTHxHEIGHT with each in [1, 16384], e.g. 512x512");
+}
+
+scene::Scene loadSceneArgument(const std::string& argument) {
+  scene::Scene scene = scene::loadScene(scene::resolveScenePath(argument));
+  detail(scene.sourcePath.string() + ": " + std::to_string(scene.triangleCount()) + " triangles, " +
+         std::to_string(scene.emitters().size()) + " emissive triangles");
+  return scene;
+}
+
+CLI::Option* addSceneArgument(CLI::App& command, std::string& scene) {
+  return command
+      .add_option("SCENE", scene,
+                  "scene: a .json manifest, a mesh file (OBJ, PLY, glTF, ...), or a built-in name (cornell, furnace)")
+      ->required();
+}
+
+}  // namespace ibrr::app

@@ -1,0 +1,11 @@
+#pragma once
+// The `ibrr` subcommands. Each add*Command() adds one subcommand (with its own --help) to the
+// top-level CLI11 app and installs its callback; main.cpp lists them in one table.
+#include <CLI/CLI.hpp>
+
+namespace ibrr::app {
+
+void addInfoCommand(CLI::App& app);
+void addRenderCommand(CLI::App& app);
+
+}  // namespace ibrr::app

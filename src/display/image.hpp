@@ -1,0 +1,54 @@
+#pragma once
+// Linear RGB images and their files. Every image the product writes is linear *radiance* in the
+// scene's units (an emitter of radiance 17 shows as 17). PNG output applies exposure and a tone
+// curve for people; EXR (32-bit float) and PFM keep the linear values for measurement.
+#include <glm/glm.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ibrr::display {
+
+struct Image {
+  int width = 0;
+  int height = 0;
+  std::vector<glm::vec3> pixels;  // row-major, row 0 at the top of the picture
+
+  Image() = default;
+  Image(int w, int h, glm::vec3 fill = glm::vec3(0.0f)) : width(w), height(h), pixels(std::size_t(w) * h, fill) {}
+  [[nodiscard]] glm::vec3& at(int x, int y) { return pixels[std::size_t(y) * width + x]; }
+  [[nodiscard]] const glm::vec3& at(int x, int y) const { return pixels[std::size_t(y) * width + x]; }
+};
+
+enum class ToneCurve {
+  Srgb,    // clamp to [0,1] then the sRGB transfer function
+  Filmic,  // Narkowicz's ACES fit x(2.51x+0.03)/(x(2.43x+0.59)+0.14), then sRGB
+};
+
+struct ToneMapping {
+  float exposureStops = 0.0f;  // PNG value = curve(2^stops · radiance)
+  ToneCurve curve = ToneCurve::Srgb;
+};
+
+enum class ImageFormat { Png, Exr, Pfm };
+
+// The format for a path's extension (.png, .exr, .pfm, case-insensitive); throws ibrr::Error
+// naming the path and the accepted extensions otherwise.
+ImageFormat imageFormatFor(const std::filesystem::path& path);
+
+// Checks, before any long work, that an output can be written there: known extension and an
+// existing, writable folder. Throws ibrr::Error naming the path and the fix.
+void checkOutputPath(const std::filesystem::path& path);
+
+// Writes by extension. The file is written under a temporary name in the same folder and renamed
+// over the target only when complete, so a failure never leaves a partial or clobbered file.
+void writeImage(const Image& image, const std::filesystem::path& path, const ToneMapping& tone = {});
+
+// Reads a linear image (.exr or .pfm). Throws ibrr::Error naming the file on failure.
+Image readImage(const std::filesystem::path& path);
+
+// 8-bit sRGB-encoded value of one linear channel after tone mapping.
+std::uint8_t toneMapChannel(float linear, const ToneMapping& tone);
+
+}  // namespace ibrr::display

@@ -1,0 +1,57 @@
+#pragma once
+// OpenGL 4.5 core contexts: headless over EGL (render into FBOs only) or a GLFW window for the
+// viewer, behind one small interface. One context per thread; keep GL on one thread.
+#include "util/error.hpp"
+
+#include <memory>
+#include <string>
+
+namespace ibrr::gpu {
+
+// No usable OpenGL 4.5 (no EGL device, no display, too old a driver). main() prints its message
+// on one line and exits non-zero.
+class GpuUnavailable : public Error {
+public:
+  using Error::Error;
+};
+
+struct ContextInfo {
+  std::string platform;                       // "EGL device (hardware)", "EGL surfaceless", "GLFW window", ...
+  std::string vendor;                         // GL_VENDOR
+  std::string renderer;                       // GL_RENDERER, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string version;                        // GL_VERSION
+  [[nodiscard]] bool isSoftware() const;      // llvmpipe, softpipe, swrast
+  [[nodiscard]] std::string summary() const;  // "renderer (vendor), GL version, platform"
+};
+
+class Context {
+public:
+  virtual ~Context() = default;
+  [[nodiscard]] virtual const ContextInfo& info() const = 0;
+  // Makes this context current on the calling thread.
+  virtual void makeCurrent() = 0;
+};
+
+enum class HeadlessPlatform {
+  Automatic,    // a hardware EGL device, else Mesa's surfaceless platform, else any EGL device
+  Device,       // EGL_EXT_platform_device only
+  Surfaceless,  // EGL_MESA_platform_surfaceless only
+};
+
+// A headless 4.5 core context, current on the calling thread. Throws GpuUnavailable with one line
+// saying what is missing.
+std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform = HeadlessPlatform::Automatic);
+
+class WindowContext : public Context {
+public:
+  [[nodiscard]] virtual void* nativeWindow() const = 0;  // GLFWwindow*
+  [[nodiscard]] virtual bool shouldClose() const = 0;
+  virtual void swapBuffers() = 0;
+};
+
+// A GLFW window with a 4.5 core context, current on the calling thread. Throws GpuUnavailable
+// (suggesting xvfb-run or `ibrr render`) when there is no display.
+std::unique_ptr<WindowContext> createWindowContext(const std::string& title, int width, int height,
+                                                   bool visible = true);
+
+}  // namespace ibrr::gpu

@@ -1,0 +1,80 @@
+#include "gpu/resources.hpp"
+
+#include "util/error.hpp"
+
+#include <string>
+
+namespace ibrr::gpu {
+namespace {
+GLuint createBufferId() {
+  GLuint id = 0;
+  glCreateBuffers(1, &id);
+  return id;
+}
+GLuint createTextureId(GLenum target) {
+  GLuint id = 0;
+  glCreateTextures(target, 1, &id);
+  return id;
+}
+GLuint createQueryId(GLenum target) {
+  GLuint id = 0;
+  glCreateQueries(target, 1, &id);
+  return id;
+}
+GLuint createRenderbufferId() {
+  GLuint id = 0;
+  glCreateRenderbuffers(1, &id);
+  return id;
+}
+}  // namespace
+
+Buffer::Buffer(GLsizeiptr bytes, const void* data, GLbitfield flags) : GlObject(createBufferId()), m_size(bytes) {
+  glNamedBufferStorage(id(), bytes, data, flags);
+}
+
+Texture::Texture(GLenum internalFormat, int width, int height, int layers, int levels)
+    : GlObject(createTextureId(layers > 0 ? GL_TEXTURE_2D_ARRAY : GL_TEXTURE_2D)), m_width(width), m_height(height) {
+  if (layers > 0)
+    glTextureStorage3D(id(), levels, internalFormat, width, height, layers);
+  else
+    glTextureStorage2D(id(), levels, internalFormat, width, height);
+  glTextureParameteri(id(), GL_TEXTURE_MIN_FILTER, levels > 1 ? GL_LINEAR_MIPMAP_LINEAR : GL_NEAREST);
+  glTextureParameteri(id(), GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTextureParameteri(id(), GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTextureParameteri(id(), GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+}
+
+Renderbuffer::Renderbuffer(GLenum internalFormat, int width, int height) : GlObject(createRenderbufferId()) {
+  glNamedRenderbufferStorage(id(), internalFormat, width, height);
+}
+
+Framebuffer Framebuffer::create() {
+  GLuint id = 0;
+  glCreateFramebuffers(1, &id);
+  return Framebuffer{id};
+}
+
+void Framebuffer::checkComplete(const char* what) const {
+  const GLenum status = glCheckNamedFramebufferStatus(id(), GL_FRAMEBUFFER);
+  if (status != GL_FRAMEBUFFER_COMPLETE)
+    throw Error(std::string("the ") + what + " framebuffer is incomplete (status " + std::to_string(status) + ")");
+}
+
+VertexArray VertexArray::create() {
+  GLuint id = 0;
+  glCreateVertexArrays(1, &id);
+  return VertexArray{id};
+}
+
+Query::Query(GLenum target) : GlObject(createQueryId(target)) {}
+
+GpuTimer::GpuTimer() : m_query(GL_TIME_ELAPSED) {}
+void GpuTimer::begin() { glBeginQuery(GL_TIME_ELAPSED, m_query.id()); }
+void GpuTimer::end() { glEndQuery(GL_TIME_ELAPSED); }
+double GpuTimer::milliseconds() const {
+  GLuint64 nanoseconds = 0;
+  glGetQueryObjectui64v(m_query.id(), GL_QUERY_RESULT, &nanoseconds);
+  return double(nanoseconds) * 1e-6;
+}
+
+}  // namespace ibrr::gpu

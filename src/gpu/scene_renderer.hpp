@@ -1,0 +1,60 @@
+#pragma once
+// The one scene draw loop every pass calls ("the solver asks, the host draws"): the scene's meshes
+// live on the GPU once, grouped by material, and draw() issues them with the standard uniforms of
+// shaders/scene_uniforms.glsl set per draw. A pass binds its own program and target, then calls
+// draw() with its view-projection.
+#include "gpu/resources.hpp"
+#include "scene/scene.hpp"
+
+#include <glm/glm.hpp>
+
+#include <vector>
+
+namespace ibrr::gpu {
+
+// Uniform locations shared by every program that draws the scene (scene_uniforms.glsl).
+inline constexpr GLint kUniformObjectToWorld = 0;     // mat4
+inline constexpr GLint kUniformNormalToWorld = 1;     // mat4 (inverse transpose, w unused)
+inline constexpr GLint kUniformViewProjection = 2;    // mat4
+inline constexpr GLint kUniformAlbedo = 3;            // vec3, linear ρ
+inline constexpr GLint kUniformEmission = 4;          // vec3, radiance L_e
+inline constexpr GLint kUniformHasAlbedoTexture = 5;  // int (0/1)
+inline constexpr GLint kUniformMaterialIndex = 6;     // int
+inline constexpr GLint kFirstPassUniform = 16;        // passes use locations from here on
+inline constexpr GLuint kAlbedoTextureUnit = 0;
+
+class SceneRenderer {
+public:
+  explicit SceneRenderer(const scene::Scene& scene);
+  SceneRenderer(const SceneRenderer&) = delete;
+  SceneRenderer& operator=(const SceneRenderer&) = delete;
+  SceneRenderer(SceneRenderer&&) = default;
+  SceneRenderer& operator=(SceneRenderer&&) = default;
+
+  // Draws every instance with the currently bound program, which must declare the
+  // scene_uniforms.glsl uniforms it uses (unused ones are simply skipped by GL).
+  void draw(const glm::mat4& viewProjection) const;
+
+  [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
+
+private:
+  struct DrawRange {
+    GLsizei firstIndex = 0;  // into the mesh's index buffer
+    GLsizei indexCount = 0;
+    std::uint32_t material = 0;
+  };
+  struct GpuMesh {
+    Buffer vertices;  // interleaved position (vec3), normal (vec3), texcoord (vec2)
+    Buffer indices;   // uint32, sorted by material
+    VertexArray vertexArray;
+    std::vector<DrawRange> ranges;
+  };
+
+  std::vector<GpuMesh> m_meshes;
+  std::vector<scene::MeshInstance> m_instances;
+  std::vector<scene::Material> m_materials;
+  std::vector<Texture> m_textures;  // sRGB→linear RGB textures, mipmapped
+  std::size_t m_triangleCount = 0;
+};
+
+}  // namespace ibrr::gpu

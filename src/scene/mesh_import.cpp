@@ -1,0 +1,161 @@
+#include "scene/mesh_import.hpp"
+
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <stb_image.h>
+#include <assimp/Importer.hpp>
+
+#include <cmath>
+#include <map>
+
+namespace ibrr::scene {
+namespace {
+
+float srgbToLinear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
+
+// Decodes an 8-bit sRGB image (from a file or from memory) into a linear Texture.
+Texture makeTexture(const std::string& name, unsigned char* data, int width, int height) {
+  Texture texture;
+  texture.path = name;
+  texture.width = width;
+  texture.height = height;
+  texture.texels.resize(std::size_t(width) * height);
+  for (std::size_t i = 0; i < texture.texels.size(); ++i)
+    for (int c = 0; c < 3; ++c) texture.texels[i][c] = srgbToLinear(data[i * 3 + c] / 255.0f);
+  stbi_image_free(data);
+  return texture;
+}
+
+// Loads the material's diffuse / base-colour texture, or returns -1 (with a warning) if it cannot.
+int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::filesystem::path& folder, Scene& scene,
+                      std::map<std::string, int>& cache) {
+  aiString texturePath;
+  if (material.GetTexture(aiTextureType_DIFFUSE, 0, &texturePath) != AI_SUCCESS &&
+      material.GetTexture(aiTextureType_BASE_COLOR, 0, &texturePath) != AI_SUCCESS)
+    return -1;
+  const std::string key = texturePath.C_Str();
+  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  int width = 0, height = 0, channels = 0;
+  unsigned char* data = nullptr;
+  std::string name = key;
+  if (const aiTexture* embedded = ai.GetEmbeddedTexture(texturePath.C_Str())) {
+    if (embedded->mHeight != 0) {
+      warn(key + ": uncompressed embedded textures are not supported; using the material colour");
+      return cache[key] = -1;
+    }
+    data = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(embedded->pcData), int(embedded->mWidth), &width,
+                                 &height, &channels, 3);
+  } else {
+    std::string relative = key;
+    for (char& c : relative)
+      if (c == '\\') c = '/';
+    const std::filesystem::path file = folder / relative;
+    name = file.string();
+    data = stbi_load(name.c_str(), &width, &height, &channels, 3);
+  }
+  if (!data) {
+    warn(name + ": cannot read texture (" + (stbi_failure_reason() ? stbi_failure_reason() : "unknown") +
+         "); using the material colour");
+    return cache[key] = -1;
+  }
+  scene.textures.push_back(makeTexture(name, data, width, height));
+  return cache[key] = int(scene.textures.size() - 1);
+}
+
+Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std::filesystem::path& folder, Scene& scene,
+                         std::map<std::string, int>& textureCache) {
+  Material material;
+  material.name = source.GetName().C_Str();
+  aiColor4D color;
+  // glTF's base colour wins over the generic diffuse colour where both exist.
+  if (source.Get(AI_MATKEY_BASE_COLOR, color) == AI_SUCCESS || source.Get(AI_MATKEY_COLOR_DIFFUSE, color) == AI_SUCCESS)
+    material.albedo = glm::clamp(glm::vec3(color.r, color.g, color.b), 0.0f, 1.0f);
+  aiColor3D emissive;
+  if (source.Get(AI_MATKEY_COLOR_EMISSIVE, emissive) == AI_SUCCESS)
+    material.emission = glm::max(glm::vec3(emissive.r, emissive.g, emissive.b), 0.0f);
+  float emissiveStrength = 1.0f;
+  if (source.Get(AI_MATKEY_EMISSIVE_INTENSITY, emissiveStrength) == AI_SUCCESS) material.emission *= emissiveStrength;
+  material.albedoTexture = loadAlbedoTexture(ai, source, folder, scene, textureCache);
+  return material;
+}
+
+bool isFinite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+
+}  // namespace
+
+std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, MeshImportStats* stats) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
+  Assimp::Importer importer;
+  // Points and lines are removed; everything else is triangulated. Normals are generated (flat)
+  // only where the file has none; node transforms are baked into the vertices.
+  importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+  const aiScene* ai =
+      importer.ReadFile(path.string(), aiProcess_Triangulate | aiProcess_JoinIdenticalVertices | aiProcess_GenNormals |
+                                           aiProcess_SortByPType | aiProcess_PreTransformVertices);
+  if (!ai || (ai->mFlags & AI_SCENE_FLAGS_INCOMPLETE) || !ai->HasMeshes())
+    throw Error(path.string() + ": cannot read mesh: " +
+                (ai && !ai->HasMeshes() ? std::string("the file has no triangles") : importer.GetErrorString()) +
+                " (supported: OBJ/MTL, PLY, glTF 2.0 and the other formats Assimp reads)");
+
+  const auto firstMaterial = std::uint32_t(scene.materials.size());
+  std::map<std::string, int> textureCache;
+  for (unsigned m = 0; m < ai->mNumMaterials; ++m)
+    scene.materials.push_back(convertMaterial(*ai, *ai->mMaterials[m], path.parent_path(), scene, textureCache));
+  if (ai->mNumMaterials == 0) scene.materials.push_back(Material{.name = "default"});
+
+  TriangleMesh mesh;
+  mesh.name = path.filename().string();
+  bool anyTexcoords = false;
+  for (unsigned m = 0; m < ai->mNumMeshes; ++m) anyTexcoords |= ai->mMeshes[m]->HasTextureCoords(0);
+  MeshImportStats counts;
+  for (unsigned m = 0; m < ai->mNumMeshes; ++m) {
+    const aiMesh& source = *ai->mMeshes[m];
+    if (!(source.mPrimitiveTypes & aiPrimitiveType_TRIANGLE)) continue;
+    const auto base = std::uint32_t(mesh.positions.size());
+    for (unsigned v = 0; v < source.mNumVertices; ++v) {
+      const aiVector3D& p = source.mVertices[v];
+      mesh.positions.emplace_back(p.x, p.y, p.z);
+      glm::vec3 n(0.0f, 1.0f, 0.0f);
+      if (source.HasNormals()) n = glm::vec3(source.mNormals[v].x, source.mNormals[v].y, source.mNormals[v].z);
+      const float length = glm::length(n);
+      mesh.normals.push_back(std::isfinite(length) && length > 0.0f ? n / length : glm::vec3(0.0f, 1.0f, 0.0f));
+      if (anyTexcoords)
+        mesh.texcoords.push_back(source.HasTextureCoords(0)
+                                     ? glm::vec2(source.mTextureCoords[0][v].x, source.mTextureCoords[0][v].y)
+                                     : glm::vec2(0.0f));
+    }
+    const std::uint32_t material = firstMaterial + (ai->mNumMaterials ? source.mMaterialIndex : 0);
+    for (unsigned f = 0; f < source.mNumFaces; ++f) {
+      const aiFace& face = source.mFaces[f];
+      if (face.mNumIndices != 3) continue;
+      const glm::uvec3 tri(base + face.mIndices[0], base + face.mIndices[1], base + face.mIndices[2]);
+      const glm::vec3 &a = mesh.positions[tri.x], &b = mesh.positions[tri.y], &c = mesh.positions[tri.z];
+      const float twiceArea = glm::length(glm::cross(b - a, c - a));
+      if (!isFinite(a) || !isFinite(b) || !isFinite(c) || !(twiceArea > 0.0f) || !std::isfinite(twiceArea)) {
+        ++counts.trianglesDropped;
+        continue;
+      }
+      mesh.triangles.push_back(tri);
+      mesh.triangleMaterials.push_back(material);
+      ++counts.trianglesKept;
+    }
+  }
+  if (mesh.triangles.empty())
+    throw Error(path.string() + ": the mesh has no valid triangles" +
+                (counts.trianglesDropped ? " (all " + std::to_string(counts.trianglesDropped) +
+                                               " were degenerate or had NaN/inf vertices); fix or re-export the mesh"
+                                         : std::string("; re-export it with faces")));
+  if (counts.trianglesDropped > 0)
+    warn(path.string() + ": dropped " + std::to_string(counts.trianglesDropped) +
+         " degenerate or non-finite (NaN/inf) triangles");
+  if (stats) *stats = counts;
+  scene.meshes.push_back(std::move(mesh));
+  return std::uint32_t(scene.meshes.size() - 1);
+}
+
+}  // namespace ibrr::scene

@@ -1,0 +1,114 @@
+// The `ibrr` command line: help, info and render, and every kind of bad input giving one line,
+// a non-zero exit and an untouched output file.
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <stb_image.h>
+#include <algorithm>
+
+using namespace ibrr;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+int lineCount(const std::string& text) { return int(std::count(text.begin(), text.end(), '\n')); }
+
+// Runs a command that must fail: exit code non-zero, exactly one line on stderr containing every
+// `mentions`, and `protectedFile` (created beforehand) left byte for byte as it was.
+void expectCleanFailure(const std::vector<std::string>& arguments, const std::vector<std::string>& mentions,
+                        const fs::path& protectedFile) {
+  test::writeText(protectedFile, "precious earlier result");
+  const test::CommandResult result = test::runIbrr(arguments);
+  INFO("stderr: " << result.err);
+  CHECK(result.exitCode != 0);
+  CHECK(lineCount(result.err) == 1);
+  CHECK(result.err.rfind("ibrr: error: ", 0) == 0);
+  for (const std::string& mention : mentions) CHECK_THAT(result.err, Contains(mention));
+  CHECK(test::readText(protectedFile) == "precious earlier result");
+}
+}  // namespace
+
+TEST_CASE("ibrr --help lists the commands and each command has its own help", "[cli]") {
+  const test::CommandResult help = test::runIbrr({"--help"});
+  CHECK(help.exitCode == 0);
+  CHECK_THAT(help.out, Contains("info") && Contains("render"));
+  const test::CommandResult renderHelp = test::runIbrr({"render", "--help"});
+  CHECK(renderHelp.exitCode == 0);
+  CHECK_THAT(renderHelp.out, Contains("--view") && Contains("albedo, normal, emission") && Contains("Example"));
+}
+
+TEST_CASE("ibrr info reports the Cornell box", "[cli]") {
+  const test::CommandResult result = test::runIbrr({"info", "cornell"});
+  INFO(result.err);
+  REQUIRE(result.exitCode == 0);
+  CHECK_THAT(result.out, Contains("triangles  32") && Contains("area 13650") && Contains("cornell"));
+}
+
+TEST_CASE("ibrr render writes a PNG of the requested size", "[cli][gpu]") {
+  const fs::path folder = test::outputDir("cli_render");
+  const fs::path output = folder / "cornell.png";
+  const test::CommandResult result =
+      test::runIbrr({"render", "cornell", "--view", "albedo", "--size", "64x48", "-o", output.string()});
+  INFO(result.err);
+  REQUIRE(result.exitCode == 0);
+  CHECK_THAT(result.out, Contains(output.string()));
+  int width = 0, height = 0, channels = 0;
+  unsigned char* pixels = stbi_load(output.c_str(), &width, &height, &channels, 3);
+  REQUIRE(pixels);
+  CHECK(width == 64);
+  CHECK(height == 48);
+  // Red wall on the left at mid height (x ≈ 9..17 at this 4:3 aspect): sRGB of albedo
+  // (0.63, 0.065, 0.05) is (208, 72, 63).
+  const unsigned char* left = pixels + (24 * 64 + 13) * 3;
+  CHECK(int(left[0]) == 208);
+  CHECK(int(left[1]) == 72);
+  stbi_image_free(pixels);
+  // Nothing else was left in the folder (no temporary files).
+  CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
+}
+
+TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli][errors]") {
+  const fs::path folder = test::outputDir("cli_errors");
+  const fs::path output = folder / "out.png";
+  test::writeText(folder / "tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  test::writeText(folder / "nan.obj", "v nan 0 0\nv 1 nan 0\nv 0 1 nan\nf 1 2 3\n");
+  test::writeText(folder / "garbage.ply",
+                  "ply\nformat binary_little_endian 1.0\nelement vertex 99999999\nend_header\n");
+  test::writeText(folder / "typo.json", R"({"meshes": [{"path": "tri.obj", "scael": 2}]})");
+  test::writeText(folder / "unreadable.json", R"({"meshes": [{"path": "garbage.ply"}]})");
+
+  SECTION("missing scene file") {
+    expectCleanFailure({"render", (folder / "absent.json").string(), "-o", output.string()},
+                       {"absent.json", "not found"}, output);
+  }
+  SECTION("unreadable mesh") {
+    expectCleanFailure({"render", (folder / "unreadable.json").string(), "-o", output.string()},
+                       {"garbage.ply", "meshes[0].path"}, output);
+  }
+  SECTION("unknown manifest key") {
+    expectCleanFailure({"render", (folder / "typo.json").string(), "-o", output.string()},
+                       {"typo.json", "unknown key 'meshes[0].scael'"}, output);
+  }
+  SECTION("mesh with NaN vertices") {
+    expectCleanFailure({"render", (folder / "nan.obj").string(), "-o", output.string()}, {"nan.obj", "NaN"}, output);
+  }
+  SECTION("output path in a missing folder") {
+    const fs::path missing = folder / "missing" / "out.png";
+    expectCleanFailure({"render", "cornell", "-o", missing.string()}, {"missing", "does not exist"}, output);
+    CHECK_FALSE(fs::exists(missing));
+  }
+  SECTION("unknown view, camera and malformed size") {
+    expectCleanFailure({"render", "cornell", "--view", "albdeo", "-o", output.string()}, {"albdeo", "albedo"}, output);
+    expectCleanFailure({"render", "cornell", "--camera", "side", "-o", output.string()}, {"side", "cornell"}, output);
+    expectCleanFailure({"render", "cornell", "--size", "64by64", "-o", output.string()}, {"--size", "WIDTHxHEIGHT"},
+                       output);
+    expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
+  }
+  SECTION("unknown flag") {
+    const test::CommandResult result = test::runIbrr({"render", "cornell", "--sise", "4x4", "-o", output.string()});
+    CHECK(result.exitCode == 2);
+    CHECK(lineCount(result.err) == 1);
+    CHECK_THAT(result.err, Contains("--sise"));
+  }
+}

@@ -1,0 +1,92 @@
+// Image files: exact linear round trips, the documented tone curves, and atomic writes.
+#include "display/image.hpp"
+#include "test_support.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <stb_image.h>
+
+using namespace ibrr;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+display::Image gradient(int width, int height) {
+  display::Image image(width, height);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      image.at(x, y) = glm::vec3(float(x) * 0.37f, float(y) * 17.0f, -1e-3f * float(x + y));
+  return image;
+}
+}  // namespace
+
+TEST_CASE("EXR and PFM keep linear values exactly, row 0 at the top", "[image]") {
+  const fs::path folder = test::outputDir("image_roundtrip");
+  const display::Image original = gradient(7, 5);
+  for (const char* name : {"a.exr", "a.pfm"}) {
+    display::writeImage(original, folder / name);
+    const display::Image loaded = display::readImage(folder / name);
+    REQUIRE(loaded.width == 7);
+    REQUIRE(loaded.height == 5);
+    CHECK(loaded.pixels == original.pixels);
+  }
+}
+
+TEST_CASE("PNG output applies exposure and the sRGB or filmic curve", "[image]") {
+  display::ToneMapping srgb;
+  CHECK(display::toneMapChannel(0.0f, srgb) == 0);
+  CHECK(display::toneMapChannel(1.0f, srgb) == 255);
+  CHECK(display::toneMapChannel(17.0f, srgb) == 255);      // clamped
+  CHECK(display::toneMapChannel(0.5f, srgb) == 188);       // sRGB(0.5) = 0.7354
+  CHECK(display::toneMapChannel(0.0031308f, srgb) == 10);  // the linear segment: 12.92 · x · 255
+  display::ToneMapping stops{1.0f, display::ToneCurve::Srgb};
+  CHECK(display::toneMapChannel(0.25f, stops) == 188);  // 2^1 · 0.25 = 0.5
+  display::ToneMapping filmic{0.0f, display::ToneCurve::Filmic};
+  // ACES fit at x = 1: (2.51 + 0.03) / (2.43 + 0.59 + 0.14) = 0.8038 → sRGB 0.9091 → 232.
+  CHECK(display::toneMapChannel(1.0f, filmic) == 232);
+  CHECK(display::toneMapChannel(std::nanf(""), srgb) == 0);
+
+  const fs::path folder = test::outputDir("image_png");
+  display::Image image(3, 2, glm::vec3(0.5f));
+  image.at(2, 1) = glm::vec3(1.0f, 0.0f, 0.0f);
+  display::writeImage(image, folder / "small.png");
+  int width = 0, height = 0, channels = 0;
+  unsigned char* pixels = stbi_load((folder / "small.png").c_str(), &width, &height, &channels, 3);
+  REQUIRE(pixels);
+  CHECK(width == 3);
+  CHECK(height == 2);
+  CHECK(int(pixels[0]) == 188);
+  CHECK(int(pixels[(1 * 3 + 2) * 3 + 0]) == 255);  // bottom-right pixel is red
+  CHECK(int(pixels[(1 * 3 + 2) * 3 + 1]) == 0);
+  stbi_image_free(pixels);
+}
+
+TEST_CASE("a failed write leaves the existing file untouched and no temporary behind", "[image][errors]") {
+  const fs::path folder = test::outputDir("atomic");
+  const fs::path target = folder / "result.exr";
+  test::writeText(target, "previous content");
+  CHECK_THROWS_WITH(writeFileAtomically(target,
+                                        [](const fs::path& temporary) {
+                                          test::writeText(temporary, "half a file");
+                                          throw Error("disk full");
+                                        }),
+                    Contains("disk full"));
+  CHECK(test::readText(target) == "previous content");
+  CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
+  // A successful write replaces it.
+  display::writeImage(gradient(2, 2), target);
+  CHECK(display::readImage(target).pixels == gradient(2, 2).pixels);
+}
+
+TEST_CASE("bad image paths are refused before any work", "[image][errors]") {
+  const fs::path folder = test::outputDir("bad_paths");
+  CHECK_THROWS_WITH(display::checkOutputPath(folder / "no_such_folder" / "out.png"),
+                    Contains("does not exist") && Contains("no_such_folder"));
+  CHECK_THROWS_WITH(display::checkOutputPath(folder / "out.jpg"), Contains("out.jpg") && Contains(".png"));
+  test::writeText(folder / "short.pfm", "PF\n4 4\n-1.0\n0000");
+  CHECK_THROWS_WITH(display::readImage(folder / "short.pfm"), Contains("short.pfm") && Contains("truncated"));
+  test::writeText(folder / "bad.exr", "not an exr");
+  CHECK_THROWS_WITH(display::readImage(folder / "bad.exr"), Contains("bad.exr"));
+}

@@ -1,0 +1,80 @@
+// G-buffer views of the Cornell box against a CPU ray caster and the box's known layout.
+#include "display/gbuffer.hpp"
+#include "display/render_methods.hpp"
+#include "scene/load.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <glm/gtc/epsilon.hpp>
+
+using namespace ibrr;
+
+namespace {
+// Mean of a rectangle of pixels (fractions of the image size).
+glm::vec3 meanOver(const display::Image& image, float x0, float x1, float y0, float y1) {
+  glm::vec3 sum(0.0f);
+  int count = 0;
+  for (int y = int(y0 * image.height); y < int(y1 * image.height); ++y)
+    for (int x = int(x0 * image.width); x < int(x1 * image.width); ++x, ++count) sum += image.at(x, y);
+  return sum / float(std::max(count, 1));
+}
+}  // namespace
+
+TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right, matching a CPU ray cast",
+          "[gpu][render]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const scene::Camera& camera = scene.camera("cornell");
+  const int size = 128;
+  const display::Image image = display::findRenderMethod("albedo").render({scene, camera, size, size});
+  const glm::vec3 red(0.63f, 0.065f, 0.05f), green(0.14f, 0.45f, 0.091f), white(0.725f, 0.71f, 0.68f);
+  // Pixel checks: a patch on each side wall at mid height, the back wall and the floor.
+  CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.04f, 0.08f, 0.45f, 0.55f), red, 1e-3f)));
+  CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.92f, 0.96f, 0.45f, 0.55f), green, 1e-3f)));
+  CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f), white, 1e-3f)));
+  // The whole picture against the ray caster: pixels may differ only along silhouettes, where
+  // rasterisation and ray casting may pick different triangles (≤ 3% of pixels).
+  const display::Image expected = test::rayCast(scene, camera, size, size, test::CastProperty::Albedo);
+  const test::ImageComparison comparison =
+      test::compareImages(image, expected, 1e-3f, 0.03, test::outputDir("cornell_albedo"), "cornell_albedo");
+  INFO(comparison.report);
+  CHECK(comparison.passed);
+}
+
+TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][render]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const display::Image image = display::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96});
+  int lightPixels = 0;
+  for (const glm::vec3& pixel : image.pixels) {
+    if (pixel == glm::vec3(0.0f)) continue;
+    CHECK(pixel == glm::vec3(17.0f, 12.0f, 4.0f));
+    ++lightPixels;
+  }
+  // The light seen from below: a small trapezoid near the top (about 1.5% of the picture).
+  CHECK(lightPixels > int(0.005 * image.pixels.size()));
+  CHECK(lightPixels < int(0.03 * image.pixels.size()));
+  const display::Image expected = test::rayCast(scene, scene.camera(""), 96, 96, test::CastProperty::Emission);
+  // Only the light's outline may differ (its perimeter is ~60 of 9216 pixels).
+  const test::ImageComparison comparison =
+      test::compareImages(image, expected, 1e-3f, 0.01, test::outputDir("cornell_emission"), "cornell_emission");
+  INFO(comparison.report);
+  CHECK(comparison.passed);
+}
+
+TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards -x", "[gpu][render]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const display::Image image = display::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96});
+  auto decoded = [](const glm::vec3& encoded) { return 2.0f * encoded - 1.0f; };
+  CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.93f, 0.97f)), glm::vec3(0, 1, 0), 1e-3f)));
+  CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f)), glm::vec3(0, 0, -1), 1e-3f)));
+  const glm::vec3 redWall = decoded(meanOver(image, 0.04f, 0.08f, 0.45f, 0.55f));
+  CHECK(redWall.x < -0.99f);
+}
+
+TEST_CASE("the render-method table refuses unknown names with the list", "[render]") {
+  CHECK(display::findRenderMethod("albedo").name == "albedo");
+  CHECK_THROWS_WITH(display::findRenderMethod("albdeo"), Catch::Contains("albedo, normal, emission"));
+}

@@ -1,0 +1,191 @@
+// Scene loading: the built-in Cornell box against its published numbers, mesh formats, manifest
+// transforms and overrides, and manifest errors that name the key.
+#include "scene/load.hpp"
+#include "test_support.hpp"
+#include "util/error.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <glm/gtc/constants.hpp>
+
+using namespace ibrr;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+TEST_CASE("the built-in Cornell box matches the measured data", "[scene]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  // 5 walls + light + 5 faces per block (no bottoms) = 16 quads.
+  CHECK(scene.triangleCount() == 32);
+  // The light: 130 × 105 mm², radiance (17, 12, 4), facing down, power Φ = π·L·A.
+  float area = 0.0f;
+  glm::vec3 power(0.0f);
+  for (const scene::EmissiveTriangle& emitter : scene.emitters()) {
+    area += emitter.area;
+    power += emitter.power;
+    CHECK(emitter.normal.y == Approx(-1.0f));
+    CHECK(emitter.radiance == glm::vec3(17.0f, 12.0f, 4.0f));
+    CHECK(emitter.v0.y == Approx(548.7f));
+  }
+  CHECK(scene.emitters().size() == 2);
+  CHECK(area == Approx(130.0f * 105.0f).epsilon(1e-6));
+  const glm::vec3 expectedPower = glm::pi<float>() * glm::vec3(17.0f, 12.0f, 4.0f) * (130.0f * 105.0f);
+  CHECK(power.x == Approx(expectedPower.x).epsilon(1e-5));
+  CHECK(power.y == Approx(expectedPower.y).epsilon(1e-5));
+  CHECK(power.z == Approx(expectedPower.z).epsilon(1e-5));
+  CHECK(scene.emittedPower().x == Approx(expectedPower.x).epsilon(1e-5));
+  // Bounds of the measured box, in millimetres.
+  CHECK(scene.bounds().min.x == Approx(0.0f));
+  CHECK(scene.bounds().max.x == Approx(556.0f));
+  CHECK(scene.bounds().max.y == Approx(548.8f));
+  CHECK(scene.bounds().max.z == Approx(559.2f));
+  // The measured camera.
+  const scene::Camera& camera = scene.camera("cornell");
+  CHECK(camera.eye == glm::vec3(278.0f, 273.0f, -800.0f));
+  CHECK(camera.verticalFovDegrees == Approx(39.31f));
+  // The common RGB albedos.
+  int white = 0, red = 0, green = 0;
+  for (const scene::Material& material : scene.materials) {
+    white += material.albedo == glm::vec3(0.725f, 0.71f, 0.68f);
+    red += material.albedo == glm::vec3(0.63f, 0.065f, 0.05f);
+    green += material.albedo == glm::vec3(0.14f, 0.45f, 0.091f);
+  }
+  CHECK((white == 1 && red == 1 && green == 1));
+  CHECK_THROWS_WITH(scene.camera("nope"), Contains("no camera named 'nope'") && Contains("cornell"));
+}
+
+TEST_CASE("the furnace scene is a closed box of uniform albedo and emission", "[scene]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
+  CHECK(scene.triangleCount() == 12);
+  CHECK(scene.emitters().size() == 12);
+  float area = 0.0f;
+  for (const scene::EmissiveTriangle& emitter : scene.emitters()) {
+    area += emitter.area;
+    // Every face emits into the box: the normal points towards the centre.
+    const glm::vec3 centroid = (emitter.v0 + emitter.v1 + emitter.v2) / 3.0f;
+    CHECK(glm::dot(emitter.normal, glm::vec3(0.5f) - centroid) > 0.0f);
+    CHECK(emitter.radiance == glm::vec3(1.0f));
+  }
+  CHECK(area == Approx(6.0f));
+  for (const scene::Material& material : scene.materials)
+    if (material.name == "furnace") CHECK(material.albedo == glm::vec3(0.5f));
+}
+
+TEST_CASE("OBJ, PLY and glTF 2.0 files load with their materials", "[scene]") {
+  const fs::path folder = test::outputDir("formats");
+  test::writeText(folder / "quad.obj", "mtllib quad.mtl\nusemtl glow\nv 0 0 0\nv 2 0 0\nv 2 0 3\nv 0 0 3\nf 1 4 3 2\n");
+  test::writeText(folder / "quad.mtl", "newmtl glow\nKd 0.25 0.5 0.75\nKe 2 3 4\n");
+  const scene::Scene obj = scene::loadScene(folder / "quad.obj");
+  CHECK(obj.triangleCount() == 2);
+  REQUIRE(obj.emitters().size() == 2);
+  CHECK(obj.emitters()[0].radiance == glm::vec3(2.0f, 3.0f, 4.0f));
+  CHECK(obj.emitters()[0].area + obj.emitters()[1].area == Approx(6.0f));
+
+  test::writeText(folder / "tri.ply",
+                  "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                  "property float z\nelement face 1\nproperty list uchar int vertex_indices\n"
+                  "end_header\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n");
+  const scene::Scene ply = scene::loadScene(folder / "tri.ply");
+  CHECK(ply.triangleCount() == 1);
+  CHECK(ply.bounds().max == glm::vec3(1.0f, 1.0f, 0.0f));
+  CHECK_FALSE(ply.hasLights());
+
+  test::writeText(folder / "tri.gltf", R"({
+    "asset": {"version": "2.0"},
+    "scene": 0, "scenes": [{"nodes": [0]}],
+    "nodes": [{"mesh": 0, "translation": [0, 0, 5]}],
+    "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "material": 0}]}],
+    "materials": [{"pbrMetallicRoughness": {"baseColorFactor": [0.2, 0.4, 0.6, 1.0]}, "emissiveFactor": [1.0, 0.5, 0.0]}],
+    "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}],
+    "bufferViews": [{"buffer": 0, "byteLength": 36}],
+    "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]}]
+  })");
+  const scene::Scene gltf = scene::loadScene(folder / "tri.gltf");
+  CHECK(gltf.triangleCount() == 1);
+  CHECK(gltf.bounds().min.z == Approx(5.0f));  // the node transform is applied
+  REQUIRE(gltf.emitters().size() == 1);
+  CHECK(gltf.emitters()[0].radiance == glm::vec3(1.0f, 0.5f, 0.0f));
+  CHECK(gltf.materials.at(gltf.meshes[0].triangleMaterials[0]).albedo.y == Approx(0.4f));
+}
+
+TEST_CASE("manifest transforms, overrides, lights and cameras", "[scene]") {
+  const fs::path folder = test::outputDir("manifest");
+  test::writeText(folder / "tri.obj", "mtllib tri.mtl\nusemtl grey\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  test::writeText(folder / "tri.mtl", "newmtl grey\nKd 0.5 0.5 0.5\n");
+  test::writeText(folder / "scene.json", R"({
+    "meshes": [
+      {"path": "tri.obj", "transform": {"scale": 2, "rotate": {"axis": [0, 0, 1], "degrees": 90}, "translate": [10, 0, 0]},
+       "materials": {"grey": {"albedo": [0.1, 0.2, 0.3]}}}
+    ],
+    "lights": [
+      {"type": "quad", "corner": [0, 5, 0], "edge1": [0, 0, 1], "edge2": [1, 0, 0], "radiance": [4, 4, 4]},
+      {"type": "point", "position": [0, 3, 0], "intensity": [1, 1, 1]},
+      {"type": "spot", "position": [0, 3, 0], "target": [0, 0, 0], "intensity": [2, 2, 2], "angle": 45}
+    ],
+    "cameras": [{"name": "top", "eye": [0, 10, 0.1], "target": [0, 0, 0], "fov": 60}],
+    "image": {"width": 320, "height": 200}
+  })");
+  const scene::Scene scene = scene::loadScene(folder / "scene.json");
+  // M = T·R·S: (1,0,0) → scale 2 → rotate 90° about z → (0,2,0) → translate → (10,2,0).
+  const glm::mat4& transform = scene.instances[0].objectToWorld;
+  const glm::vec3 moved = glm::vec3(transform * glm::vec4(1.0f, 0.0f, 0.0f, 1.0f));
+  CHECK(moved.x == Approx(10.0f));
+  CHECK(moved.y == Approx(2.0f));
+  CHECK(moved.z == Approx(0.0f).margin(1e-5));
+  CHECK(scene.bounds().max.x == Approx(10.0f));  // the mesh spans x in [8, 10], the quad light [0, 1]
+  CHECK(scene.bounds().min.x == Approx(0.0f));
+  CHECK(scene.materials[scene.meshes[0].triangleMaterials[0]].albedo == glm::vec3(0.1f, 0.2f, 0.3f));
+  REQUIRE(scene.emitters().size() == 2);
+  CHECK(scene.emitters()[0].normal.y == Approx(1.0f));  // edge1 × edge2 = z × x = +y
+  CHECK(scene.pointLights.size() == 1);
+  REQUIRE(scene.spotLights.size() == 1);
+  CHECK(scene.spotLights[0].direction.y == Approx(-1.0f));
+  CHECK(scene.spotLights[0].cosOuter == Approx(std::cos(glm::radians(45.0f))));
+  CHECK(scene.camera("top").verticalFovDegrees == Approx(60.0f));
+  CHECK(scene.defaultImageSize.width == 320);
+  CHECK(scene.defaultImageSize.height == 200);
+}
+
+TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
+  const fs::path folder = test::outputDir("manifest_errors");
+  test::writeText(folder / "tri.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  auto load = [&](const std::string& text) {
+    test::writeText(folder / "scene.json", text);
+    return scene::loadScene(folder / "scene.json");
+  };
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "meshs": []})"),
+                    Contains("scene.json") && Contains("unknown key 'meshs'"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj", "transfrom": {}}]})"),
+                    Contains("unknown key 'meshes[0].transfrom'"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj", "transform": {"scale": [1, 2]}}]})"),
+                    Contains("'meshes[0].transform.scale'"));
+  CHECK_THROWS_WITH(
+      load(R"({"meshes": [{"path": "tri.obj"}], "cameras": [{"eye": [0, 0, 0], "target": [0, 0, 1], "fvo": 40}]})"),
+      Contains("unknown key 'cameras[0].fvo'"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj", "materials": {"gold": {"albedo": [1, 1, 0]}}}]})"),
+                    Contains("'meshes[0].materials.gold'") && Contains("no material of that name"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "missing.obj"}]})"),
+                    Contains("'meshes[0].path'") && Contains("missing.obj") && Contains("not found"));
+  CHECK_THROWS_WITH(load(R"({"lights": []})"), Contains("'meshes'") && Contains("missing"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "laser"}]})"),
+                    Contains("'lights[0].type'") && Contains("laser"));
+  CHECK_THROWS_WITH(load("{\n  \"meshes\": [\n    {\"path\": \"tri.obj\",}\n  ]\n}"),
+                    Contains("scene.json:3:") && Contains("syntax error"));
+}
+
+TEST_CASE("degenerate and NaN triangles are dropped; a mesh of only NaNs is an error", "[scene][errors]") {
+  const fs::path folder = test::outputDir("nan_mesh");
+  test::writeText(folder / "partial.obj",
+                  "v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan nan nan\nv 2 0 0\nf 1 2 3\nf 1 2 4\nf 1 2 5\n");
+  const scene::Scene partial = scene::loadScene(folder / "partial.obj");
+  CHECK(partial.triangleCount() == 1);  // one NaN, one degenerate (collinear) dropped
+  test::writeText(folder / "nan.obj", "v nan 0 0\nv 1 nan 0\nv 0 1 nan\nf 1 2 3\n");
+  CHECK_THROWS_WITH(scene::loadScene(folder / "nan.obj"), Contains("nan.obj") && Contains("no valid triangles"));
+}
+
+TEST_CASE("missing and unreadable scene files give clear errors", "[scene][errors]") {
+  const fs::path folder = test::outputDir("unreadable");
+  CHECK_THROWS_WITH(scene::loadScene(folder / "absent.json"), Contains("absent.json") && Contains("not found"));
+  test::writeText(folder / "garbage.ply", "this is not a mesh\n\x01\x02\x03");
+  CHECK_THROWS_WITH(scene::loadScene(folder / "garbage.ply"), Contains("garbage.ply") && Contains("cannot read mesh"));
+  CHECK(scene::resolveScenePath("cornell") == scene::builtinSceneFolder() / "cornell.json");
+}

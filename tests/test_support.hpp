@@ -1,0 +1,51 @@
+#pragma once
+// Shared helpers for the GPU and application tests.
+#include "display/image.hpp"
+#include "gpu/context.hpp"
+#include "scene/scene.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ibrr::test {
+
+std::filesystem::path sourceDir();        // the repository root
+std::filesystem::path sceneDir();         // <root>/scenes
+std::filesystem::path sharedScenesDir();  // <root>/../shared/scenes (may not exist)
+// A fresh, empty folder for one test's files under the build tree.
+std::filesystem::path outputDir(const std::string& testName);
+
+// The process-wide headless GL context (created on first use, current on this thread).
+gpu::Context& glContext();
+
+void writeText(const std::filesystem::path& path, const std::string& text);
+std::string readText(const std::filesystem::path& path);
+
+struct CommandResult {
+  int exitCode = -1;
+  std::string out;
+  std::string err;
+};
+// Runs the built `ibrr` executable with the arguments (shell-quoted here).
+CommandResult runIbrr(const std::vector<std::string>& arguments);
+
+// Compares images pixel by pixel: a pixel matches when every channel differs by at most
+// `absoluteTolerance`. When the fraction of mismatching pixels exceeds `allowedMismatch`,
+// writes <name>_actual/_expected/_difference (.png and .exr) to `folder` and returns false.
+struct ImageComparison {
+  bool passed = false;
+  double mismatchFraction = 0.0;
+  std::string report;
+};
+ImageComparison compareImages(const display::Image& actual, const display::Image& expected, float absoluteTolerance,
+                              double allowedMismatch, const std::filesystem::path& folder, const std::string& name);
+
+// A CPU ray caster for test expectations: the material property seen through each pixel centre
+// (first hit of a brute-force ray–triangle test over every triangle), black where nothing is hit.
+// Emission is one-sided: only where the ray meets the triangle's front face.
+enum class CastProperty { Albedo, Emission };
+display::Image rayCast(const scene::Scene& scene, const scene::Camera& camera, int width, int height,
+                       CastProperty property);
+
+}  // namespace ibrr::test
