@@ -105,6 +105,17 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        output);
     expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
   }
+  SECTION("no usable OpenGL") {
+    // An empty list of EGL vendor libraries hides every GPU and Mesa's surfaceless platform.
+    test::writeText(output, "precious earlier result");
+    const test::CommandResult result = test::runIbrr({"render", "cornell", "-o", output.string()},
+                                                     {"__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/vendor.json"});
+    INFO("stderr: " << result.err);
+    CHECK(result.exitCode == 3);
+    CHECK(lineCount(result.err) == 1);
+    CHECK_THAT(result.err, Contains("no usable GPU"));
+    CHECK(test::readText(output) == "precious earlier result");
+  }
   SECTION("unknown flag") {
     const test::CommandResult result = test::runIbrr({"render", "cornell", "--sise", "4x4", "-o", output.string()});
     CHECK(result.exitCode == 2);

@@ -53,13 +53,15 @@ std::string shellQuote(const std::string& text) {
 }
 }  // namespace
 
-CommandResult runIbrr(const std::vector<std::string>& arguments) {
+CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vector<std::string>& environment) {
   static int counter = 0;
   const fs::path folder = fs::path(IBRR_TEST_OUTPUT_DIR) / "commands";
   fs::create_directories(folder);
   const fs::path outPath = folder / ("out" + std::to_string(counter) + ".txt");
   const fs::path errPath = folder / ("err" + std::to_string(counter++) + ".txt");
-  std::string command = shellQuote(IBRR_EXECUTABLE);
+  std::string command = "env";
+  for (const std::string& variable : environment) command += " " + shellQuote(variable);
+  command += " " + shellQuote(IBRR_EXECUTABLE);
   for (const std::string& argument : arguments) command += " " + shellQuote(argument);
   command += " >" + shellQuote(outPath.string()) + " 2>" + shellQuote(errPath.string()) + " </dev/null";
   const int status = std::system(command.c_str());

@@ -27,8 +27,9 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
-// Runs the built `ibrr` executable with the arguments (shell-quoted here).
-CommandResult runIbrr(const std::vector<std::string>& arguments);
+// Runs the built `ibrr` executable with the arguments (shell-quoted here), with extra environment
+// variables ("NAME=value") if given.
+CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vector<std::string>& environment = {});
 
 // Compares images pixel by pixel: a pixel matches when every channel differs by at most
 // `absoluteTolerance`. When the fraction of mismatching pixels exceeds `allowedMismatch`,
