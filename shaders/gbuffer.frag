@@ -9,6 +9,8 @@ in VertexData {
   vec2 texcoord;
 } v_in;
 
+layout(location = 16) uniform vec3 u_eye;  // camera position, world units
+
 layout(location = 0) out vec4 o_position;
 layout(location = 1) out vec4 o_normal;
 layout(location = 2) out vec4 o_albedo;
@@ -16,8 +18,12 @@ layout(location = 3) out vec4 o_emission;
 
 void main() {
   vec3 normal = normalize(v_in.worldNormal);
-  // Surfaces are two-sided for reflection: show the side the camera sees. Emission is one-sided.
+  // Surfaces are two-sided for reflection: the normal on the side the camera sees (the winding
+  // decides, and a shading normal that disagrees with it is turned towards the eye). The hemicube
+  // pass applies the same rule towards the VPL, so that both find the same store layers.
+  // Emission is one-sided: front faces only.
   if (!gl_FrontFacing) normal = -normal;
+  if (dot(normal, u_eye - v_in.worldPosition) < 0.0) normal = -normal;
   vec3 albedo = u_albedo;
   if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_in.texcoord).rgb;
   o_position = vec4(v_in.worldPosition, 1.0);

@@ -7,6 +7,10 @@
 
 namespace ibrr::display {
 
+namespace {
+constexpr GLint kUniformEye = gpu::kFirstPassUniform;  // gbuffer.frag: u_eye
+}
+
 DepthRange depthRangeFor(const scene::Scene& scene, const scene::Camera& camera) {
   const scene::Bounds& bounds = scene.bounds();
   const float diagonal = std::max(bounds.diagonal(), 1e-6f);
@@ -54,6 +58,7 @@ void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& sce
   for (int i = 0; i < 4; ++i) glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, i, zero);
   glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
   m_program.use();
+  glProgramUniform3fv(m_program.id(), kUniformEye, 1, &camera.eye.x);
   renderer.draw(viewProjection);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the G-buffer pass");

@@ -15,6 +15,36 @@ struct Vertex {
   glm::vec3 normal;
   glm::vec2 texcoord;
 };
+// Interleaves the bits of three 10-bit coordinates (x lowest).
+std::uint64_t mortonCode(const glm::uvec3& cell) {
+  auto spread = [](std::uint64_t v) {
+    v &= 0x3ff;
+    v = (v | (v << 16)) & 0x030000FFull;
+    v = (v | (v << 8)) & 0x0300F00Full;
+    v = (v | (v << 4)) & 0x030C30C3ull;
+    v = (v | (v << 2)) & 0x09249249ull;
+    return v;
+  };
+  return spread(cell.x) | (spread(cell.y) << 1) | (spread(cell.z) << 2);
+}
+
+// True when the box lies entirely outside one plane of the clip volume of `objectToClip`.
+bool outsideFrustum(const glm::mat4& objectToClip, const glm::vec3& boxMin, const glm::vec3& boxMax) {
+  int outside[6] = {0, 0, 0, 0, 0, 0};
+  for (int corner = 0; corner < 8; ++corner) {
+    const glm::vec4 p = objectToClip * glm::vec4((corner & 1) ? boxMax.x : boxMin.x, (corner & 2) ? boxMax.y : boxMin.y,
+                                                 (corner & 4) ? boxMax.z : boxMin.z, 1.0f);
+    outside[0] += p.x < -p.w;
+    outside[1] += p.x > p.w;
+    outside[2] += p.y < -p.w;
+    outside[3] += p.y > p.w;
+    outside[4] += p.z < -p.w;
+    outside[5] += p.z > p.w;
+  }
+  for (int plane = 0; plane < 6; ++plane)
+    if (outside[plane] == 8) return true;
+  return false;
+}
 }  // namespace
 
 SceneRenderer::SceneRenderer(const scene::Scene& scene)
@@ -23,21 +53,39 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
     std::vector<Vertex> vertices(mesh.positions.size());
     for (std::size_t v = 0; v < vertices.size(); ++v)
       vertices[v] = {mesh.positions[v], mesh.normals[v], mesh.texcoords.empty() ? glm::vec2(0.0f) : mesh.texcoords[v]};
-    // Triangles sorted by material so that each material is one contiguous draw.
+    // Triangles sorted by material, then along a Morton curve of their centroids, so that each
+    // chunk of consecutive triangles is one material and spatially compact.
+    scene::Bounds meshBounds;
+    for (const glm::vec3& p : mesh.positions) meshBounds.extend(p);
+    const glm::vec3 extent = glm::max(meshBounds.extent(), glm::vec3(1e-30f));
+    std::vector<std::uint64_t> keys(mesh.triangles.size());
+    for (std::size_t t = 0; t < keys.size(); ++t) {
+      const glm::uvec3& tri = mesh.triangles[t];
+      const glm::vec3 centroid = (mesh.positions[tri.x] + mesh.positions[tri.y] + mesh.positions[tri.z]) / 3.0f;
+      const glm::uvec3 cell = glm::uvec3(glm::clamp((centroid - meshBounds.min) / extent, 0.0f, 1.0f) * 1023.0f);
+      keys[t] = (std::uint64_t(mesh.triangleMaterials[t]) << 32) | mortonCode(cell);
+    }
     std::vector<std::uint32_t> order(mesh.triangles.size());
     std::iota(order.begin(), order.end(), 0u);
-    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return mesh.triangleMaterials[a] < mesh.triangleMaterials[b];
-    });
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
     std::vector<std::uint32_t> indices;
     indices.reserve(order.size() * 3);
     GpuMesh gpuMesh;
     for (std::uint32_t t : order) {
       const std::uint32_t material = mesh.triangleMaterials[t];
-      if (gpuMesh.ranges.empty() || gpuMesh.ranges.back().material != material)
-        gpuMesh.ranges.push_back({GLsizei(indices.size()), 0, material});
+      if (gpuMesh.ranges.empty() || gpuMesh.ranges.back().material != material ||
+          gpuMesh.ranges.back().indexCount >= GLsizei(3 * kChunkTriangles)) {
+        const glm::vec3& first = mesh.positions[mesh.triangles[t].x];
+        gpuMesh.ranges.push_back({GLsizei(indices.size()), 0, material, first, first});
+      }
+      DrawRange& range = gpuMesh.ranges.back();
+      for (int corner = 0; corner < 3; ++corner) {
+        const glm::vec3& p = mesh.positions[mesh.triangles[t][corner]];
+        range.boundsMin = glm::min(range.boundsMin, p);
+        range.boundsMax = glm::max(range.boundsMax, p);
+      }
       indices.insert(indices.end(), {mesh.triangles[t].x, mesh.triangles[t].y, mesh.triangles[t].z});
-      gpuMesh.ranges.back().indexCount += 3;
+      range.indexCount += 3;
     }
     gpuMesh.vertices = Buffer(GLsizeiptr(vertices.size() * sizeof(Vertex)), vertices.data(), 0);
     gpuMesh.indices = Buffer(GLsizeiptr(indices.size() * sizeof(std::uint32_t)), indices.data(), 0);
@@ -73,7 +121,8 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
   }
 }
 
-void SceneRenderer::draw(const glm::mat4& viewProjection) const {
+std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
+  std::size_t submitted = 0;
   GLint program = 0;
   glGetIntegerv(GL_CURRENT_PROGRAM, &program);
   glProgramUniformMatrix4fv(GLuint(program), kUniformViewProjection, 1, GL_FALSE, glm::value_ptr(viewProjection));
@@ -84,7 +133,10 @@ void SceneRenderer::draw(const glm::mat4& viewProjection) const {
                               glm::value_ptr(instance.objectToWorld));
     glProgramUniformMatrix4fv(GLuint(program), kUniformNormalToWorld, 1, GL_FALSE, glm::value_ptr(normalToWorld));
     glBindVertexArray(mesh.vertexArray.id());
+    const glm::mat4 objectToClip = viewProjection * instance.objectToWorld;
     for (const DrawRange& range : mesh.ranges) {
+      if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
+      submitted += std::size_t(range.indexCount / 3);
       const scene::Material& material = m_materials[range.material];
       glProgramUniform3fv(GLuint(program), kUniformAlbedo, 1, glm::value_ptr(material.albedo));
       glProgramUniform3fv(GLuint(program), kUniformEmission, 1, glm::value_ptr(material.emission));
@@ -96,6 +148,7 @@ void SceneRenderer::draw(const glm::mat4& viewProjection) const {
     }
   }
   glBindVertexArray(0);
+  return submitted;
 }
 
 }  // namespace ibrr::gpu

@@ -1,6 +1,8 @@
 #pragma once
 // The one scene draw loop every pass calls ("the solver asks, the host draws"): the scene's meshes
-// live on the GPU once, grouped by material, and draw() issues them with the standard uniforms of
+// live on the GPU once, grouped by material and cut into spatially coherent chunks (triangles in
+// Morton order of their centroids, at most kChunkTriangles each) with bounding boxes, and draw()
+// issues the chunks inside the view frustum with the standard uniforms of
 // shaders/scene_uniforms.glsl set per draw. A pass binds its own program and target, then calls
 // draw() with its view-projection.
 #include "gpu/resources.hpp"
@@ -31,9 +33,12 @@ public:
   SceneRenderer(SceneRenderer&&) = default;
   SceneRenderer& operator=(SceneRenderer&&) = default;
 
-  // Draws every instance with the currently bound program, which must declare the
-  // scene_uniforms.glsl uniforms it uses (unused ones are simply skipped by GL).
-  void draw(const glm::mat4& viewProjection) const;
+  static constexpr std::size_t kChunkTriangles = 4096;
+
+  // Draws every chunk that intersects the view frustum with the currently bound program, which
+  // must declare the scene_uniforms.glsl uniforms it uses (unused ones are skipped by GL).
+  // Returns the number of triangles submitted.
+  std::size_t draw(const glm::mat4& viewProjection) const;
 
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
 
@@ -42,6 +47,8 @@ private:
     GLsizei firstIndex = 0;  // into the mesh's index buffer
     GLsizei indexCount = 0;
     std::uint32_t material = 0;
+    glm::vec3 boundsMin{0.0f};  // object space
+    glm::vec3 boundsMax{0.0f};
   };
   struct GpuMesh {
     Buffer vertices;  // interleaved position (vec3), normal (vec3), texcoord (vec2)
