@@ -5,8 +5,9 @@
 #include "ibrr/error.hpp"
 #include "ibrr/store_file.hpp"
 
-#include <catch2/catch.hpp>
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 
@@ -17,98 +18,103 @@ namespace {
 
 // Six VPLs around the room, on every wall.
 std::vector<PointLight> sixLights() {
-    return {PointLight{{2.0f, 2.99f, 2.5f}, {0, -1, 0}, {20, 20, 20}}, PointLight{{0.01f, 1.5f, 2.5f}, {1, 0, 0}, {5, 8, 3}},
-            PointLight{{3.0f, 0.01f, 1.0f}, {0, 1, 0}, {4, 4, 6}},     PointLight{{3.99f, 1.0f, 4.0f}, {-1, 0, 0}, {2, 3, 9}},
-            PointLight{{1.0f, 2.0f, 0.01f}, {0, 0, 1}, {7, 1, 1}},     PointLight{{2.5f, 0.5f, 4.99f}, {0, 0, -1}, {1, 6, 2}}};
+  return {PointLight{{2.0f, 2.99f, 2.5f}, {0, -1, 0}, {20, 20, 20}},
+          PointLight{{0.01f, 1.5f, 2.5f}, {1, 0, 0}, {5, 8, 3}},
+          PointLight{{3.0f, 0.01f, 1.0f}, {0, 1, 0}, {4, 4, 6}},
+          PointLight{{3.99f, 1.0f, 4.0f}, {-1, 0, 0}, {2, 3, 9}},
+          PointLight{{1.0f, 2.0f, 0.01f}, {0, 0, 1}, {7, 1, 1}},
+          PointLight{{2.5f, 0.5f, 4.99f}, {0, 0, -1}, {1, 6, 2}}};
 }
 
 AnalyticScene roomWithCube() {
-    AnalyticScene scene = boxRoom();
-    scene.addBox({1.0f, 0.0f, 1.0f}, {1.6f, 0.6f, 1.6f});
-    return scene;
+  AnalyticScene scene = boxRoom();
+  scene.addBox({1.0f, 0.0f, 1.0f}, {1.6f, 0.6f, 1.6f});
+  return scene;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("merge(store(A), store(B)) equals store(A u B)", "[store][merge]") {
-    const AnalyticScene scene = roomWithCube();
-    const auto lights = sixLights();
-    const auto samples = renderAll(scene, lights, 96);
-    const auto all = views(samples);
-    for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian}) {
-        LdcParams params;
-        params.bounds = scene.bounds();
-        params.resolution = 64;
-        params.sceneFingerprint = 42;
-        LdcBuilder whole(params, kernel), partA(params, kernel), partB(params, kernel);
-        whole.insert(all);
-        partA.insert(std::span(all).first(3));
-        partB.insert(std::span(all).subspan(3));
-        const LayeredDepthCube expected = whole.finalize();
-        const LayeredDepthCube merged = merge(partA.finalize(), partB.finalize());
-        CHECK(merged.vplCount() == 6);
-        REQUIRE(merged.offsets().size() == expected.offsets().size());
-        CHECK(std::equal(merged.offsets().begin(), merged.offsets().end(), expected.offsets().begin()));
-        REQUIRE(merged.layers().size() == expected.layers().size());
-        int mismatches = 0;
-        for (std::size_t k = 0; k < expected.layers().size(); ++k) {
-            const PackedLayer& m = merged.layers()[k];
-            const PackedLayer& e = expected.layers()[k];
-            // Plane and count exactly; radiosity to float rounding of a different summation order.
-            const bool same = m.normal == e.normal && m.d == e.d && m.count == e.count &&
-                              std::fabs(m.r - e.r) <= 1e-5f * std::fabs(e.r) + 1e-9f &&
-                              std::fabs(m.g - e.g) <= 1e-5f * std::fabs(e.g) + 1e-9f &&
-                              std::fabs(m.b - e.b) <= 1e-5f * std::fabs(e.b) + 1e-9f;
-            if (!same) ++mismatches;
-        }
-        CHECK(mismatches == 0);
+  const AnalyticScene scene = roomWithCube();
+  const auto lights = sixLights();
+  const auto samples = renderAll(scene, lights, 96);
+  const auto all = views(samples);
+  for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian}) {
+    LdcParams params;
+    params.bounds = scene.bounds();
+    params.resolution = 64;
+    params.sceneFingerprint = 42;
+    LdcBuilder whole(params, kernel), partA(params, kernel), partB(params, kernel);
+    whole.insert(all);
+    partA.insert(std::span(all).first(3));
+    partB.insert(std::span(all).subspan(3));
+    const LayeredDepthCube expected = whole.finalize();
+    const LayeredDepthCube merged = merge(partA.finalize(), partB.finalize());
+    CHECK(merged.vplCount() == 6);
+    REQUIRE(merged.offsets().size() == expected.offsets().size());
+    CHECK(std::equal(merged.offsets().begin(), merged.offsets().end(), expected.offsets().begin()));
+    REQUIRE(merged.layers().size() == expected.layers().size());
+    int mismatches = 0;
+    for (std::size_t k = 0; k < expected.layers().size(); ++k) {
+      const PackedLayer& m = merged.layers()[k];
+      const PackedLayer& e = expected.layers()[k];
+      // Plane and count exactly; radiosity to float rounding of a different summation order.
+      const bool same = m.normal == e.normal && m.d == e.d && m.count == e.count &&
+                        std::fabs(m.r - e.r) <= 1e-5f * std::fabs(e.r) + 1e-9f &&
+                        std::fabs(m.g - e.g) <= 1e-5f * std::fabs(e.g) + 1e-9f &&
+                        std::fabs(m.b - e.b) <= 1e-5f * std::fabs(e.b) + 1e-9f;
+      if (!same) ++mismatches;
     }
+    CHECK(mismatches == 0);
+  }
 }
 
 TEST_CASE("merge refuses stores with different layouts", "[store][merge]") {
-    const AnalyticScene scene = boxRoom();
-    LdcParams params;
-    params.bounds = scene.bounds();
-    params.resolution = 16;
-    const LayeredDepthCube a = LdcBuilder(params).finalize();
-    params.resolution = 32;
-    const LayeredDepthCube b = LdcBuilder(params).finalize();
-    params.resolution = 16;
-    params.sceneFingerprint = 7;
-    const LayeredDepthCube c = LdcBuilder(params).finalize();
-    CHECK_THROWS_AS(merge(a, b), Error);
-    CHECK_THROWS_AS(merge(a, c), Error);
-    CHECK_NOTHROW(merge(a, a));
+  const AnalyticScene scene = boxRoom();
+  LdcParams params;
+  params.bounds = scene.bounds();
+  params.resolution = 16;
+  const LayeredDepthCube a = LdcBuilder(params).finalize();
+  params.resolution = 32;
+  const LayeredDepthCube b = LdcBuilder(params).finalize();
+  params.resolution = 16;
+  params.sceneFingerprint = 7;
+  const LayeredDepthCube c = LdcBuilder(params).finalize();
+  CHECK_THROWS_AS(merge(a, b), Error);
+  CHECK_THROWS_AS(merge(a, c), Error);
+  CHECK_NOTHROW(merge(a, a));
 }
 
 TEST_CASE("the store is byte-identical with 1 thread and with many, and however hemicubes are batched",
           "[store][determinism]") {
-    const AnalyticScene scene = roomWithCube();
-    const auto lights = sixLights();
-    const auto samples = renderAll(scene, lights, 128);
-    const auto all = views(samples);
-    for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian}) {
-        LdcParams params;
-        params.bounds = scene.bounds();
-        params.resolution = 96;
-        auto bakeWith = [&](int threads, bool oneByOne) {
-            std::vector<std::byte> bytes;
-            tbb::task_arena arena(threads);
-            arena.execute([&] {
-                LdcBuilder builder(params, kernel);
-                if (oneByOne)
-                    for (const HemicubeSampleView& v : all) builder.insert(v);
-                else
-                    builder.insert(all);
-                bytes = serializeStore(builder.finalize());
-            });
-            return bytes;
-        };
-        const auto one = bakeWith(1, false);
-        const auto many = bakeWith(8, false); // more threads than cores: the most interleavings
-        const auto two = bakeWith(2, true);
-        CHECK(one.size() > 100000);
-        CHECK(one == many);
-        CHECK(one == two);
-    }
+  const AnalyticScene scene = roomWithCube();
+  const auto lights = sixLights();
+  const auto samples = renderAll(scene, lights, 128);
+  const auto all = views(samples);
+  // Allow 8 threads even on a 2-core machine: oversubscription gives the most varied interleavings.
+  tbb::global_control allowEight(tbb::global_control::max_allowed_parallelism, 8);
+  for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian}) {
+    LdcParams params;
+    params.bounds = scene.bounds();
+    params.resolution = 96;
+    auto bakeWith = [&](int threads, bool oneByOne) {
+      std::vector<std::byte> bytes;
+      tbb::task_arena arena(threads);
+      arena.execute([&] {
+        LdcBuilder builder(params, kernel);
+        if (oneByOne)
+          for (const HemicubeSampleView& v : all) builder.insert(v);
+        else
+          builder.insert(all);
+        bytes = serializeStore(builder.finalize());
+      });
+      return bytes;
+    };
+    const auto one = bakeWith(1, false);
+    const auto many = bakeWith(8, false);
+    const auto two = bakeWith(2, true);
+    CHECK(one.size() > 100000);
+    CHECK(one == many);
+    CHECK(one == two);
+  }
 }

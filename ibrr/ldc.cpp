@@ -1,0 +1,224 @@
+#include "ibrr/ldc.hpp"
+
+#include "ibrr/error.hpp"
+#include "ibrr/octahedral.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <string>
+
+namespace ibrr {
+
+namespace {
+
+bool finite(const PackedLayer& l) {
+  return std::isfinite(l.d) && std::isfinite(l.r) && std::isfinite(l.g) && std::isfinite(l.b);
+}
+
+glm::vec3 value(const PackedLayer& l) { return {l.r, l.g, l.b}; }
+
+// The point where the plane (n, d) crosses the line of pixel centre (cu, cv) along LDI axis `ldi`.
+// |n[ldi]| ≥ 1/√3 for every stored layer, so the division is safe.
+glm::vec3 planePointAtPixel(int ldi, const glm::vec2& centreUV, const glm::vec3& n, float d) {
+  const int u = ldiAxisU(ldi);
+  const int v = ldiAxisV(ldi);
+  glm::vec3 q(0.0f);
+  q[u] = centreUV.x;
+  q[v] = centreUV.y;
+  q[ldi] = (d - n[u] * centreUV.x - n[v] * centreUV.y) / n[ldi];
+  return q;
+}
+
+}  // namespace
+
+LayeredDepthCube::LayeredDepthCube(const LdcParams& resolved, std::uint64_t vplCount,
+                                   std::vector<std::uint32_t> offsets, std::vector<PackedLayer> layers)
+    : m_params(resolved),
+      m_frame(resolved),
+      m_vplCount(vplCount),
+      m_offsets(std::move(offsets)),
+      m_layers(std::move(layers)) {
+  const std::size_t expected = static_cast<std::size_t>(m_frame.pixelCount()) + 1;
+  if (m_offsets.size() != expected)
+    throw Error("LDC offset array has " + std::to_string(m_offsets.size()) +
+                " entries, expected 3*R*R+1 = " + std::to_string(expected));
+  if (m_offsets.front() != 0 || m_offsets.back() != m_layers.size())
+    throw Error("LDC offsets must start at 0 and end at the layer count " + std::to_string(m_layers.size()));
+  for (std::size_t k = 1; k < m_offsets.size(); ++k)
+    if (m_offsets[k] < m_offsets[k - 1]) throw Error("LDC offsets decrease at pixel " + std::to_string(k - 1));
+  for (std::size_t k = 0; k < m_layers.size(); ++k)
+    if (!finite(m_layers[k])) throw Error("LDC layer " + std::to_string(k) + " holds a non-finite value");
+}
+
+std::span<const PackedLayer> LayeredDepthCube::pixelLayers(std::uint32_t globalPixel) const {
+  assert(globalPixel < m_frame.pixelCount());
+  return std::span<const PackedLayer>(m_layers).subspan(m_offsets[globalPixel],
+                                                        m_offsets[globalPixel + 1] - m_offsets[globalPixel]);
+}
+
+// Best match: the layer whose plane is nearest p among those passing both ε tests.
+const PackedLayer* LayeredDepthCube::matchLayer(std::uint32_t globalPixel, const glm::vec3& p,
+                                                const glm::vec3& n) const {
+  const PackedLayer* best = nullptr;
+  float bestDist = m_params.epsDistance;
+  const float minCos = 1.0f - m_params.epsNormal;
+  for (std::uint32_t k = m_offsets[globalPixel]; k < m_offsets[globalPixel + 1]; ++k) {
+    const PackedLayer& layer = m_layers[k];
+    const glm::vec3 ln = octDecode(layer.normal);
+    const float dist = std::fabs(glm::dot(p, ln) - layer.d);
+    if (dist < bestDist && glm::dot(n, ln) > minCos) {
+      best = &layer;
+      bestDist = dist;
+    }
+  }
+  return best;
+}
+
+std::optional<glm::vec3> LayeredDepthCube::lookupInLdi(int ldi, const glm::vec3& p, const glm::vec3& n,
+                                                       RetrievalFilter filter, int filterRadius) const {
+  const int res = m_frame.resolution();
+  const glm::vec2 pix = m_frame.toPixel(ldi, p);
+  if (!(pix.x >= 0.0f && pix.y >= 0.0f && pix.x < static_cast<float>(res) && pix.y < static_cast<float>(res)))
+    return std::nullopt;
+  const int ci = std::min(static_cast<int>(pix.x), res - 1);
+  const int cj = std::min(static_cast<int>(pix.y), res - 1);
+  switch (filter) {
+    case RetrievalFilter::Nearest: {
+      const PackedLayer* layer = matchLayer(m_frame.globalPixel(ldi, ci, cj), p, n);
+      if (!layer) return std::nullopt;
+      return value(*layer);
+    }
+    case RetrievalFilter::Average: {
+      const int k = std::clamp(filterRadius, 0, 8);
+      glm::vec3 sum(0.0f);
+      int matched = 0;
+      for (int j = std::max(0, cj - k); j <= std::min(res - 1, cj + k); ++j)
+        for (int i = std::max(0, ci - k); i <= std::min(res - 1, ci + k); ++i)
+          if (const PackedLayer* layer = matchLayer(m_frame.globalPixel(ldi, i, j), p, n)) {
+            sum += value(*layer);
+            ++matched;
+          }
+      if (matched == 0) return std::nullopt;
+      return sum / static_cast<float>(matched);
+    }
+    case RetrievalFilter::Bilinear: {
+      // Pixel centres sit at integer + 0.5: interpolate between the four around p.
+      const float x = pix.x - 0.5f;
+      const float y = pix.y - 0.5f;
+      const int i0 = static_cast<int>(std::floor(x));
+      const int j0 = static_cast<int>(std::floor(y));
+      const float fx = x - static_cast<float>(i0);
+      const float fy = y - static_cast<float>(j0);
+      glm::vec3 sum(0.0f);
+      float weightSum = 0.0f;
+      bool any = false;
+      for (int dj = 0; dj < 2; ++dj)
+        for (int di = 0; di < 2; ++di) {
+          const int i = i0 + di;
+          const int j = j0 + dj;
+          if (i < 0 || j < 0 || i >= res || j >= res) continue;
+          const PackedLayer* layer = matchLayer(m_frame.globalPixel(ldi, i, j), p, n);
+          if (!layer) continue;
+          const float w = (di ? fx : 1.0f - fx) * (dj ? fy : 1.0f - fy);
+          sum += w * value(*layer);
+          weightSum += w;
+          any = true;
+        }
+      if (!any) return std::nullopt;
+      // Only zero-weight neighbours matched (p exactly on a pixel centre line): use the nearest pixel.
+      if (weightSum < 1e-6f) return lookupInLdi(ldi, p, n, RetrievalFilter::Nearest, 0);
+      return sum / weightSum;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<glm::vec3> LayeredDepthCube::radiosity(const glm::vec3& p, const glm::vec3& n, RetrievalFilter filter,
+                                                     int filterRadius) const {
+  if (m_offsets.empty()) return std::nullopt;
+  const float len2 = glm::dot(n, n);
+  if (!(len2 > 0.0f) || !std::isfinite(len2) || !std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z))
+    return std::nullopt;
+  const glm::vec3 nn = n / std::sqrt(len2);
+  const int first = dominantAxis(nn);
+  if (auto r = lookupInLdi(first, p, nn, filter, filterRadius)) return r;
+  // Remaining axes by decreasing |n| component (a stored normal within ε_n may have had another dominant axis).
+  int second = (first + 1) % 3;
+  int third = (first + 2) % 3;
+  if (std::fabs(nn[third]) > std::fabs(nn[second])) std::swap(second, third);
+  if (auto r = lookupInLdi(second, p, nn, filter, filterRadius)) return r;
+  return lookupInLdi(third, p, nn, filter, filterRadius);
+}
+
+StoreStats LayeredDepthCube::stats() const {
+  StoreStats s;
+  s.layerCount = m_layers.size();
+  s.pixelCount = m_frame.pixelCount();
+  for (std::size_t g = 0; g + 1 < m_offsets.size(); ++g) {
+    const std::uint32_t n = m_offsets[g + 1] - m_offsets[g];
+    if (n > 0) ++s.occupiedPixels;
+    s.maxLayersPerPixel = std::max(s.maxLayersPerPixel, n);
+  }
+  s.layersPerOccupiedPixel =
+      s.occupiedPixels ? static_cast<double>(s.layerCount) / static_cast<double>(s.occupiedPixels) : 0.0;
+  s.layerBytes = s.layerCount * sizeof(PackedLayer);
+  s.offsetBytes = m_offsets.size() * sizeof(std::uint32_t);
+  s.totalBytes = s.layerBytes + s.offsetBytes;
+  s.bytesPerLayer = sizeof(PackedLayer);
+  s.bytesPerLayerAll = s.layerCount ? static_cast<double>(s.totalBytes) / static_cast<double>(s.layerCount) : 0.0;
+  return s;
+}
+
+LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
+  if (!sameLayout(a.params(), b.params()))
+    throw Error(
+        "cannot merge LDC stores built with different bounds, resolution, epsilon or scene fingerprint; "
+        "bake every part with the same parameters");
+  const LdcFrame& frame = a.frame();
+  const LdcParams& params = a.params();
+  const float minCos = 1.0f - params.epsNormal;
+  const int res = frame.resolution();
+  std::vector<std::uint32_t> offsets(a.offsets().size());
+  std::vector<PackedLayer> layers;
+  layers.reserve(a.layers().size() + b.layers().size());
+  std::vector<PackedLayer> extra;
+  std::uint32_t g = 0;
+  for (int ldi = 0; ldi < 3; ++ldi)
+    for (int j = 0; j < res; ++j)
+      for (int i = 0; i < res; ++i, ++g) {
+        offsets[g] = static_cast<std::uint32_t>(layers.size());
+        const std::size_t firstA = layers.size();
+        for (const PackedLayer& l : a.pixelLayers(g)) layers.push_back(l);
+        const std::size_t endA = layers.size();
+        extra.clear();
+        const glm::vec2 centre = frame.pixelCentre(ldi, i, j);
+        for (const PackedLayer& lb : b.pixelLayers(g)) {
+          const glm::vec3 nb = octDecode(lb.normal);
+          const glm::vec3 q = planePointAtPixel(ldi, centre, nb, lb.d);
+          PackedLayer* best = nullptr;
+          float bestDist = params.epsDistance;
+          for (std::size_t k = firstA; k < endA; ++k) {
+            const glm::vec3 na = octDecode(layers[k].normal);
+            const float dist = std::fabs(glm::dot(q, na) - layers[k].d);
+            if (dist < bestDist && glm::dot(nb, na) > minCos) {
+              best = &layers[k];
+              bestDist = dist;
+            }
+          }
+          if (best) {
+            best->r += lb.r;
+            best->g += lb.g;
+            best->b += lb.b;
+            best->count += lb.count;
+          } else {
+            extra.push_back(lb);
+          }
+        }
+        layers.insert(layers.end(), extra.begin(), extra.end());
+      }
+  offsets[g] = static_cast<std::uint32_t>(layers.size());
+  return LayeredDepthCube(params, a.vplCount() + b.vplCount(), std::move(offsets), std::move(layers));
+}
+
+}  // namespace ibrr

@@ -1,0 +1,201 @@
+#pragma once
+// Splatting one hemicube sample over the LDI pixels its footprint covers (paper §4.3, and the Gaussian splat
+// of its further work).
+//
+// Footprint. A hemicube pixel of solid angle dω seeing a surface at distance r and angle θ (between the surface
+// normal n and the view direction w from the hemicube centre) covers a parallelogram of area A = dω r²/cos θ
+// (footprintArea). Its short side, across the tilt, is s = √(A cos θ) = √dω·r; its long side, along the tilt
+// (the projection of w onto the surface), is l = √(A / cos θ) = s / cos θ. So with t1 = normalize(n × w) and
+// t2 = n × t1 the footprint is  p + α·(s/2)·t1 + β·(l/2)·t2,  |α|, |β| ≤ 1.  Projecting the two half-edges onto
+// the LDI image plane (dropping the LDI axis) gives e1, e2 in pixel units. Using the long side along the tilt
+// is what keeps surfaces seen at grazing angles from the VPL free of holes; an isotropic square of the same
+// area would leave gaps of up to 1/cos θ pixels between neighbouring samples.
+// Coverage margin. The true preimage of a hemicube pixel is the pixel's (slightly oblong, sheared) angular
+// square cut by the surface: a parallelogram of area A whose edges need not lie along and across the tilt.
+// Near face edges a pixel's longest angular side is up to 1.19·√dω, and the shear rotates the cross-section
+// relative to the tilt. The equal-area rectangle above is therefore scaled by kSplatCoverage = 1.25 on both
+// axes: enough for neighbouring splats to overlap and close the gaps these shape differences leave (the
+// grazing-angle test checks that no LDI pixel on a visible surface stays empty), while keeping a splat near its
+// true size so shadow edges move little and insertion stays cheap (1.7 pixels per sample at H = R). The
+// overlap is harmless because splats of one hemicube are averaged on a layer, never summed.
+//
+// Box kernel (the paper's "stretched pixels"): weight 1 on every pixel whose centre lies in the projected
+// parallelogram, plus always the pixel containing p.
+// Gaussian kernel (EWA-style, Heckbert 1989 / Zwicker et al. 2001): the footprint's covariance
+// V = (e1 e1ᵀ + e2 e2ᵀ)/3 (a uniform parallelogram) plus the pixel's own box variance I/12, weight
+// exp(−m²/2) with m² = dᵀ V⁻¹ d, d = pixel centre − p, cut off at m ≤ kGaussianCutoff = 2 (along the axes that
+// reaches 1.15 of the scaled half-edges, at the diagonals 0.82 of them, about the unscaled footprint). The
+// pixel containing p is always included (its weight is at least e⁻³, as m² ≤ 6 there), so a splat is never
+// empty. Weights only matter relative to other splats of the same hemicube on the same layer (they are
+// normalised there), so nearer samples dominate and shadow edges are not pushed outward as with the box.
+
+#include "ibrr/hemicube_samples.hpp"
+#include "ibrr/ldc_frame.hpp"
+
+#include <glm/glm.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <utility>
+
+namespace ibrr {
+
+enum class SplatKernel {
+  Box,       // paper §4.3
+  Gaussian,  // paper §6.2 further work
+};
+
+// A splat's half-edges are clamped to this many pixels, bounding the work per sample at extreme grazing angles.
+inline constexpr float kMaxSplatHalfExtentPixels = 16.0f;
+inline constexpr float kGaussianCutoff = 2.0f;
+inline constexpr float kSplatCoverage = 1.25f;
+
+// The footprint of one sample in one LDI, in continuous pixel coordinates.
+struct SplatFootprint {
+  glm::vec2 centre{0.0f};  // p in pixel coordinates
+  glm::vec2 e1{0.0f};      // half-edge across the tilt, pixels
+  glm::vec2 e2{0.0f};      // half-edge along the tilt, pixels
+};
+
+// p: sample position, n: unit normal, hemicubeCentre: the VPL, area: footprint area m² (footprintArea).
+namespace detail {
+// Scales v down so that its length is at most maxLength (pixels).
+inline glm::vec2 clampLength(const glm::vec2& v, float maxLength) {
+  const float len2 = glm::dot(v, v);
+  if (len2 <= maxLength * maxLength) return v;
+  return v * (maxLength / std::sqrt(len2));
+}
+}  // namespace detail
+
+inline SplatFootprint splatFootprint(const LdcFrame& frame, int ldi, const glm::vec3& p, const glm::vec3& n,
+                                     const glm::vec3& hemicubeCentre, float area) {
+  SplatFootprint fp;
+  fp.centre = frame.toPixel(ldi, p);
+  if (!(area > 0.0f)) return fp;  // zero footprint: only the own pixel
+  const glm::vec3 w = p - hemicubeCentre;
+  const float dist2 = glm::dot(w, w);
+  glm::vec3 t1;
+  float cosTheta = 1.0f;
+  if (dist2 > 0.0f) {
+    const glm::vec3 wn = w / std::sqrt(dist2);
+    cosTheta = std::max(std::fabs(glm::dot(wn, n)), kMinFootprintCos);
+    t1 = glm::cross(n, wn);
+  } else {
+    t1 = glm::vec3(0.0f);
+  }
+  float t1len2 = glm::dot(t1, t1);
+  if (t1len2 < 1e-12f) {  // seen head-on (or from the point itself): any tangent will do
+    t1 = std::fabs(n.x) < 0.9f ? glm::cross(n, glm::vec3(1, 0, 0)) : glm::cross(n, glm::vec3(0, 1, 0));
+    t1len2 = glm::dot(t1, t1);
+  }
+  t1 /= std::sqrt(t1len2);
+  const glm::vec3 t2 = glm::cross(n, t1);
+  // Half sides: s/2 = ½√(A cos θ) across the tilt, l/2 = ½√(A / cos θ) along it (world units).
+  const float halfShort = 0.5f * std::sqrt(area * cosTheta);
+  const float halfLong = halfShort / cosTheta;  // = ½√(A / cos θ)
+  const int u = ldiAxisU(ldi);
+  const int v = ldiAxisV(ldi);
+  const float k1 = kSplatCoverage * halfShort * frame.invPixelSize();
+  const float k2 = kSplatCoverage * halfLong * frame.invPixelSize();
+  fp.e1 = detail::clampLength(glm::vec2(t1[u], t1[v]) * k1, kMaxSplatHalfExtentPixels);
+  fp.e2 = detail::clampLength(glm::vec2(t2[u], t2[v]) * k2, kMaxSplatHalfExtentPixels);
+  return fp;
+}
+
+// A splat set up for rasterising: its pixel bounds and the kernel's matrix, computed once per sample.
+struct SplatRaster {
+  glm::vec2 centre{0.0f};  // p in pixel coordinates
+  // Box: the inverse of [e1 e2], so (α, β) = (m00·dx + m01·dy, m10·dx + m11·dy).
+  // Gaussian: V⁻¹ = [[m00, m01], [m01, m11]] (m10 unused), m² = dᵀ V⁻¹ d.
+  float m00 = 0.0f, m01 = 0.0f, m10 = 0.0f, m11 = 0.0f;
+  std::int16_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;  // inclusive pixel bounds, the own pixel included
+  std::int16_t ownI = 0, ownJ = 0;              // the pixel containing p
+  bool ownOnly = false;                         // degenerate footprint: just the own pixel
+};
+
+// Requires the centre to lie in [0, R)² (the caller drops samples outside the cube); R ≤ kMaxResolution.
+inline SplatRaster prepareSplat(const SplatFootprint& fp, SplatKernel kernel, int resolution) {
+  SplatRaster r;
+  r.centre = fp.centre;
+  const int ownI = std::min(static_cast<int>(fp.centre.x), resolution - 1);
+  const int ownJ = std::min(static_cast<int>(fp.centre.y), resolution - 1);
+  r.ownI = static_cast<std::int16_t>(ownI);
+  r.ownJ = static_cast<std::int16_t>(ownJ);
+  float halfU = 0.0f;
+  float halfV = 0.0f;
+  if (kernel == SplatKernel::Box) {
+    const float det = fp.e1.x * fp.e2.y - fp.e2.x * fp.e1.y;
+    if (!(std::fabs(det) > 1e-12f)) {
+      r.ownOnly = true;
+      r.i0 = r.i1 = r.ownI;
+      r.j0 = r.j1 = r.ownJ;
+      return r;
+    }
+    const float invDet = 1.0f / det;
+    r.m00 = fp.e2.y * invDet;
+    r.m01 = -fp.e2.x * invDet;
+    r.m10 = -fp.e1.y * invDet;
+    r.m11 = fp.e1.x * invDet;
+    halfU = std::fabs(fp.e1.x) + std::fabs(fp.e2.x);
+    halfV = std::fabs(fp.e1.y) + std::fabs(fp.e2.y);
+  } else {
+    const float a = (fp.e1.x * fp.e1.x + fp.e2.x * fp.e2.x) / 3.0f + 1.0f / 12.0f;
+    const float b = (fp.e1.x * fp.e1.y + fp.e2.x * fp.e2.y) / 3.0f;
+    const float c = (fp.e1.y * fp.e1.y + fp.e2.y * fp.e2.y) / 3.0f + 1.0f / 12.0f;
+    const float vdet = a * c - b * b;  // ≥ 1/144 since V ⪰ I/12
+    r.m00 = c / vdet;
+    r.m01 = -b / vdet;
+    r.m11 = a / vdet;
+    halfU = kGaussianCutoff * std::sqrt(a);
+    halfV = kGaussianCutoff * std::sqrt(c);
+  }
+  // Pixel centres x + 0.5 with |x + 0.5 − centre| ≤ half; the own pixel may lie outside for a footprint smaller
+  // than a pixel, so the bounds are widened to include it.
+  const int i0 = std::max(0, static_cast<int>(std::ceil(fp.centre.x - halfU - 0.5f)));
+  const int i1 = std::min(resolution - 1, static_cast<int>(std::floor(fp.centre.x + halfU - 0.5f)));
+  const int j0 = std::max(0, static_cast<int>(std::ceil(fp.centre.y - halfV - 0.5f)));
+  const int j1 = std::min(resolution - 1, static_cast<int>(std::floor(fp.centre.y + halfV - 0.5f)));
+  r.i0 = static_cast<std::int16_t>(std::min(i0, ownI));
+  r.i1 = static_cast<std::int16_t>(std::max(i1, ownI));
+  r.j0 = static_cast<std::int16_t>(std::min(j0, ownJ));
+  r.j1 = static_cast<std::int16_t>(std::max(j1, ownJ));
+  return r;
+}
+
+// Calls f(i, j, weight) for every covered pixel inside [iLo, iHi] × [jLo, jHi], weight > 0, row-major (j, then i).
+template <class F>
+void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int jLo, int jHi, F&& f) {
+  const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
+  const int ja = std::max<int>(r.j0, jLo), jb = std::min<int>(r.j1, jHi);
+  if (r.ownOnly) {
+    if (r.ownI >= ia && r.ownI <= ib && r.ownJ >= ja && r.ownJ <= jb)
+      f(static_cast<int>(r.ownI), static_cast<int>(r.ownJ), 1.0f);
+    return;
+  }
+  constexpr float kEdgeSlack = 1.0f + 1e-4f;  // pixel centres exactly on a shared edge go to both splats
+  constexpr float kCutoff2 = kGaussianCutoff * kGaussianCutoff;
+  for (int j = ja; j <= jb; ++j) {
+    const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
+    for (int i = ia; i <= ib; ++i) {
+      const bool own = (i == r.ownI && j == r.ownJ);
+      const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
+      if (kernel == SplatKernel::Box) {
+        const float alpha = r.m00 * dx + r.m01 * dy;
+        const float beta = r.m10 * dx + r.m11 * dy;
+        if (own || (std::fabs(alpha) <= kEdgeSlack && std::fabs(beta) <= kEdgeSlack)) f(i, j, 1.0f);
+      } else {
+        const float m2 = r.m00 * dx * dx + 2.0f * r.m01 * dx * dy + r.m11 * dy * dy;
+        if (own || m2 <= kCutoff2) f(i, j, std::exp(-0.5f * m2));
+      }
+    }
+  }
+}
+
+// Calls f(i, j, weight) for every pixel the splat covers, weight > 0, in row-major order (j, then i).
+template <class F>
+void forEachSplatPixel(const SplatFootprint& fp, SplatKernel kernel, int resolution, F&& f) {
+  rasterSplat(prepareSplat(fp, kernel, resolution), kernel, 0, resolution - 1, 0, resolution - 1, std::forward<F>(f));
+}
+
+}  // namespace ibrr
