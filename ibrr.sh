@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ibrr set-up and build driver. On a fresh Debian 12 machine, as root:
 #   ./ibrr.sh demo   install what is missing, build (Release), render the built-in Cornell box
-#   ./ibrr.sh test   install what is missing, build, run the whole test suite (ctest)
+#   ./ibrr.sh test   install what is missing, build, run the store suite under AddressSanitizer +
+#                    UBSan, then the whole test suite (ctest)
 #   ./ibrr.sh build  install what is missing and build only
 # Builds are incremental: re-running only rebuilds what changed. Set IBRR_BUILD_DIR to build
 # elsewhere (default: ./build) and IBRR_JOBS for the parallelism (default: all cores).
@@ -62,6 +63,14 @@ case "$command" in
   test)
     install_missing
     build
+    # The store reads untrusted files: its suite (file fuzzing included) runs under AddressSanitizer
+    # and UBSan first, in a build of its own; then the whole suite runs on the Release build.
+    ASAN_DIR="${BUILD_DIR}-asan"
+    if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
+      cmake -S "$ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
+    fi
+    cmake --build "$ASAN_DIR" -j "$JOBS" --target ibrr_store_tests
+    (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS")
     cd "$BUILD_DIR"
     ctest --output-on-failure -j "$JOBS"
     ;;

@@ -32,10 +32,12 @@ void expectCleanFailure(const std::vector<std::string>& arguments, const std::ve
 TEST_CASE("ibrr --help lists the commands and each command has its own help", "[cli]") {
   const test::CommandResult help = test::runIbrr({"--help"});
   CHECK(help.exitCode == 0);
-  CHECK_THAT(help.out, Contains("info") && Contains("render"));
+  CHECK_THAT(help.out, Contains("info") && Contains("bake") && Contains("render") && Contains("reference") &&
+                           Contains("diff") && Contains("bench"));
   const test::CommandResult renderHelp = test::runIbrr({"render", "--help"});
   CHECK(renderHelp.exitCode == 0);
-  CHECK_THAT(renderHelp.out, Contains("--view") && Contains("albedo, normal, emission") && Contains("Example"));
+  CHECK_THAT(renderHelp.out,
+             Contains("--method") && Contains("ibrr, keller, albedo, normal, emission") && Contains("Example"));
 }
 
 TEST_CASE("ibrr info reports the Cornell box", "[cli]") {
@@ -99,7 +101,8 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     CHECK_FALSE(fs::exists(missing));
   }
   SECTION("unknown view, camera and malformed size") {
-    expectCleanFailure({"render", "cornell", "--view", "albdeo", "-o", output.string()}, {"albdeo", "albedo"}, output);
+    expectCleanFailure({"render", "cornell", "--method", "albdeo", "-o", output.string()}, {"albdeo", "albedo"},
+                       output);
     expectCleanFailure({"render", "cornell", "--camera", "side", "-o", output.string()}, {"side", "cornell"}, output);
     expectCleanFailure({"render", "cornell", "--size", "64by64", "-o", output.string()}, {"--size", "WIDTHxHEIGHT"},
                        output);

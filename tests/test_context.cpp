@@ -1,10 +1,13 @@
 // The headless context: creation, the renderer string, RAII wrappers and GPU timers.
+#include "display/render_methods.hpp"
 #include "gpu/resources.hpp"
+#include "scene/load.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdlib>
 
 using namespace ibrr;
 
@@ -82,4 +85,34 @@ TEST_CASE("GPU timer measures the elapsed GPU time of a pass", "[gpu]") {
   CHECK(milliseconds > 0.0);
   CHECK(milliseconds <= wallMilliseconds + 0.5);
   CHECK(glGetError() == GL_NO_ERROR);
+}
+
+TEST_CASE("without a display the window context says to use xvfb-run or headless rendering", "[gpu]") {
+  const char* display = std::getenv("DISPLAY");
+  const std::string saved = display ? display : "";
+  unsetenv("DISPLAY");
+  unsetenv("WAYLAND_DISPLAY");
+  CHECK_THROWS_WITH(gpu::createWindowContext("ibrr test", 64, 64, false),
+                    Catch::Contains("xvfb-run") && Catch::Contains("ibrr render"));
+  if (display) setenv("DISPLAY", saved.c_str(), 1);
+}
+
+// Hidden from the ordinary run (it needs a display): CTest runs it under xvfb-run.
+TEST_CASE("a GLFW window gives OpenGL 4.5 core and renders the Cornell box like the headless context", "[.window]") {
+  const auto window = gpu::createWindowContext("ibrr test", 64, 64, false);
+  INFO(window->info().summary());
+  CHECK(window->info().platform == "GLFW window");
+  GLint major = 0, minor = 0;
+  glGetIntegerv(GL_MAJOR_VERSION, &major);
+  glGetIntegerv(GL_MINOR_VERSION, &minor);
+  CHECK(major * 10 + minor >= 45);
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const display::RenderSettings settings;
+  const display::Image image =
+      display::findRenderMethod("albedo").render({scene, scene.camera(""), 64, 64, settings}).image;
+  const display::Image expected = test::rayCast(scene, scene.camera(""), 64, 64, test::CastProperty::Albedo);
+  const test::ImageComparison comparison =
+      test::compareImages(image, expected, 1e-3f, 0.03, test::outputDir("window_albedo"), "window_albedo");
+  INFO(comparison.report);
+  CHECK(comparison.passed);
 }

@@ -11,6 +11,8 @@
 using namespace ibrr;
 
 namespace {
+const display::RenderSettings kNoSettings;
+
 // Mean of a rectangle of pixels (fractions of the image size).
 glm::vec3 meanOver(const display::Image& image, float x0, float x1, float y0, float y1) {
   glm::vec3 sum(0.0f);
@@ -27,7 +29,8 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const scene::Camera& camera = scene.camera("cornell");
   const int size = 128;
-  const display::Image image = display::findRenderMethod("albedo").render({scene, camera, size, size});
+  const display::Image image =
+      display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings}).image;
   const glm::vec3 red(0.63f, 0.065f, 0.05f), green(0.14f, 0.45f, 0.091f), white(0.725f, 0.71f, 0.68f);
   // Pixel checks: a patch on each side wall at mid height, the back wall and the floor.
   CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.04f, 0.08f, 0.45f, 0.55f), red, 1e-3f)));
@@ -45,7 +48,8 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
 TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][render]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  const display::Image image = display::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96});
+  const display::Image image =
+      display::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   int lightPixels = 0;
   for (const glm::vec3& pixel : image.pixels) {
     if (pixel == glm::vec3(0.0f)) continue;
@@ -66,7 +70,8 @@ TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][re
 TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards -x", "[gpu][render]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  const display::Image image = display::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96});
+  const display::Image image =
+      display::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   auto decoded = [](const glm::vec3& encoded) { return 2.0f * encoded - 1.0f; };
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.93f, 0.97f)), glm::vec3(0, 1, 0), 1e-3f)));
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f)), glm::vec3(0, 0, -1), 1e-3f)));
@@ -76,5 +81,5 @@ TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards
 
 TEST_CASE("the render-method table refuses unknown names with the list", "[render]") {
   CHECK(display::findRenderMethod("albedo").name == "albedo");
-  CHECK_THROWS_WITH(display::findRenderMethod("albdeo"), Catch::Contains("albedo, normal, emission"));
+  CHECK_THROWS_WITH(display::findRenderMethod("albdeo"), Catch::Contains("ibrr, keller, albedo, normal, emission"));
 }

@@ -25,9 +25,27 @@ scene::ImageSize parseImageSize(const std::string& text, const std::string& flag
 
 scene::Scene loadSceneArgument(const std::string& argument) {
   scene::Scene scene = scene::loadScene(scene::resolveScenePath(argument));
-  detail(scene.sourcePath.string() + ": " + std::to_string(scene.triangleCount()) + " triangles, " +
-         std::to_string(scene.emitters().size()) + " emissive triangles");
+  verbose(scene.sourcePath.string() + ": " + std::to_string(scene.triangleCount()) + " triangles, " +
+          std::to_string(scene.emitters().size()) + " emissive triangles");
   return scene;
+}
+
+void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
+  command.add_option("--paths", b.paths, "light paths (particles) shot from the lights")->capture_default_str();
+  command.add_option("--seed", b.seed, "light-path sampling seed")->capture_default_str();
+  command.add_option("--max-bounces", b.maxBounces, "reflections after which a light path stops")
+      ->capture_default_str();
+  command.add_option("--hemicube", b.hemicubeResolution, "H: hemicube resolution for VPLs on the lights (even)")
+      ->capture_default_str();
+  command
+      .add_option("--indirect-hemicube", b.indirectHemicubeResolution,
+                  "h: hemicube resolution for VPLs after a bounce (even)")
+      ->capture_default_str();
+  command
+      .add_option("--clamp", b.geometryClamp,
+                  "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; "
+                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 6% of the scene diagonal")
+      ->capture_default_str();
 }
 
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene) {

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the subcommands: option parsing for common types and scene loading with the
 // standard messages.
+#include "bake/bake.hpp"
 #include "scene/scene.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,10 @@ scene::ImageSize parseImageSize(const std::string& text, const std::string& flag
 
 // Resolves a scene argument (path or built-in name) and loads it, printing a one-line summary.
 scene::Scene loadSceneArgument(const std::string& argument);
+
+// Adds the light-path and hemicube flags shared by `bake` and `render --method keller`
+// (--paths, --seed, --max-bounces, --hemicube, --indirect-hemicube, --clamp).
+void addLightPathOptions(CLI::App& command, bake::BakeOptions& options);
 
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);

@@ -1,10 +1,11 @@
-// `ibrr render SCENE --view NAME -o FILE`: renders one camera of a scene headless on the GPU and
-// writes the linear image (.exr/.pfm) or a tone-mapped PNG.
+// `ibrr render SCENE [--method NAME] [--store FILE] -o FILE`: renders one view of a scene headless
+// on the GPU and writes the linear image (.exr/.pfm) or a tone-mapped PNG.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "display/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
+#include "ibrr/store_file.hpp"
 #include "util/log.hpp"
 
 #include <chrono>
@@ -15,56 +16,163 @@ namespace {
 
 struct RenderOptions {
   std::string scene;
-  std::string view = "albedo";
+  std::string method;
+  std::string store;
   std::string camera;
+  std::vector<float> eye, target;
+  float fov = 0.0f;
   std::string size;
   std::string output;
+  std::string holes;
+  std::string reconstruct = "gpu";
+  std::string filter = "bilinear";
+  int filterRadius = 1;
   float exposure = 0.0f;
   std::string tone = "srgb";
+  int supersample = 1;
+  bake::BakeOptions vplOptions;
 };
 
+display::ReconstructionOptions reconstructionOptions(const RenderOptions& options) {
+  display::ReconstructionOptions reconstruction;
+  if (options.filter == "none")
+    reconstruction.filter = RetrievalFilter::Nearest;
+  else if (options.filter == "box")
+    reconstruction.filter = RetrievalFilter::Average;
+  else if (options.filter == "bilinear")
+    reconstruction.filter = RetrievalFilter::Bilinear;
+  else
+    throw Error("--filter '" + options.filter + "': choose none, box or bilinear");
+  if (options.filterRadius < 0 || options.filterRadius > 8) throw Error("--filter-radius must be in [0, 8]");
+  reconstruction.filterRadius = options.filterRadius;
+  return reconstruction;
+}
+
+// The camera: a named one, or one given by --eye/--target/--fov (which may also adjust a named one).
+scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& options) {
+  scene::Camera camera = scene.camera(options.camera);
+  if (!options.eye.empty()) camera.eye = {options.eye[0], options.eye[1], options.eye[2]};
+  if (!options.target.empty()) camera.target = {options.target[0], options.target[1], options.target[2]};
+  if (options.fov != 0.0f) {
+    if (!(options.fov > 0.0f && options.fov < 180.0f)) throw Error("--fov must be in (0, 180) degrees");
+    camera.verticalFovDegrees = options.fov;
+  }
+  if (!(glm::length(glm::cross(camera.target - camera.eye, camera.up)) > 0.0f))
+    throw Error("--eye/--target: the view direction must not be zero or parallel to up (0, 1, 0)");
+  if (!options.eye.empty() || !options.target.empty()) camera.name = "custom";
+  return camera;
+}
+
 void runRender(const RenderOptions& options) {
-  const display::RenderMethod& method = display::findRenderMethod(options.view);
-  display::checkOutputPath(options.output);  // fail before any work, never after
+  const std::string methodName = options.method.empty() ? (options.store.empty() ? "albedo" : "ibrr") : options.method;
+  const display::RenderMethod& method = display::findRenderMethod(methodName);
+  // Fail on bad arguments before any work, never after.
+  display::checkOutputPath(options.output);
+  if (!options.holes.empty()) display::checkOutputPath(options.holes);
   if (options.tone != "srgb" && options.tone != "filmic")
     throw Error("--tone '" + options.tone + "': choose srgb or filmic");
+  if (options.reconstruct != "gpu" && options.reconstruct != "cpu")
+    throw Error("--reconstruct '" + options.reconstruct + "': choose gpu or cpu");
+  if (method.needsStore && options.store.empty())
+    throw Error("--method " + methodName + " needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
+  display::RenderSettings settings;
+  settings.reconstruction = reconstructionOptions(options);
+  settings.cpuReconstruction = options.reconstruct == "cpu";
+  settings.vplOptions = options.vplOptions;
+
   const scene::Scene scene = loadSceneArgument(options.scene);
-  const scene::Camera& camera = scene.camera(options.camera);
+  const scene::Camera camera = chooseCamera(scene, options);
   const scene::ImageSize size = options.size.empty() ? scene.defaultImageSize : parseImageSize(options.size);
+  LayeredDepthCube store;
+  if (!options.store.empty()) {
+    store = loadStore(options.store, scene.fingerprint());  // refuses a store baked for another scene
+    settings.store = &store;
+  }
   const auto context = gpu::createHeadlessContext();
-  detail("GPU: " + context->info().summary());
+  verbose("GPU: " + context->info().summary());
   const auto start = std::chrono::steady_clock::now();
-  const display::Image image = method.render({scene, camera, size.width, size.height});
+  if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
+  const int factor = options.supersample;
+  display::RenderOutput output =
+      method.render({scene, camera, size.width * factor, size.height * factor, settings});
+  if (factor > 1) {
+    output.image = display::downsample(output.image, factor);
+    // A pixel is a hole when any of its samples is one.
+    std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
+    for (std::size_t i = 0; i < output.holes.size(); ++i)
+      if (output.holes[i]) {
+        const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor, y = i / (std::size_t(size.width) * factor) / factor;
+        holes[y * size.width + x] = 1;
+      }
+    output.holes = std::move(holes);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;
   tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
-  display::writeImage(image, options.output, tone);
-  std::printf("wrote %s (%dx%d, view %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
+  display::writeImage(output.image, options.output, tone);
+  if (!options.holes.empty()) {
+    // Holes in red over the dimmed radiance, so they can be found in the picture.
+    display::Image holes = output.image;
+    for (std::size_t i = 0; i < holes.pixels.size(); ++i)
+      holes.pixels[i] =
+          (!output.holes.empty() && output.holes[i]) ? glm::vec3(1.0f, 0.0f, 0.0f) : 0.25f * holes.pixels[i];
+    display::writeImage(holes, options.holes, tone);
+  }
+  std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
               std::string(method.name).c_str(), camera.name.c_str(), seconds, context->info().renderer.c_str());
+  if (method.needsStore) {
+    std::printf("reconstruction: %s, %.2f ms; %zu covered pixels, %zu holes (%.3f%%)\n",
+                settings.cpuReconstruction ? "CPU" : "GPU", 1e3 * output.reconstructionSeconds, output.coveredPixels,
+                output.holePixels,
+                output.coveredPixels ? 100.0 * double(output.holePixels) / double(output.coveredPixels) : 0.0);
+  }
 }
 
 }  // namespace
 
 void addRenderCommand(CLI::App& app) {
   auto options = std::make_shared<RenderOptions>();
-  CLI::App* command = app.add_subcommand("render", "Render one camera of a scene headless to PNG, EXR or PFM");
+  CLI::App* command = app.add_subcommand("render", "Render one view of a scene headless to PNG, EXR or PFM");
   addSceneArgument(*command, options->scene);
-  command->add_option("--view", options->view, "what to render: " + display::renderMethodNames())
-      ->capture_default_str();
+  command->add_option("--method,--view", options->method,
+                      "what to render: " + display::renderMethodNames() + " (default: ibrr with --store, else albedo)");
+  command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
   command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
+  command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")
+      ->delimiter(',')
+      ->expected(3);
+  command->add_option("--target", options->target, "point looked at X,Y,Z")->delimiter(',')->expected(3);
+  command->add_option("--fov", options->fov, "vertical field of view, degrees");
   command->add_option("--size", options->size, "image size WxH (default: the manifest's image size, else 512x512)");
+  command->add_option("--supersample", options->supersample,
+                      "N×N samples per pixel, box-filtered (anti-aliased edges, as the reference has)")
+      ->capture_default_str();
   command
       ->add_option("-o,--output", options->output,
                    "output file: .png (exposure + sRGB/filmic tone curve), .exr or .pfm (linear radiance)")
       ->required();
+  command
+      ->add_option("--reconstruct", options->reconstruct,
+                   "IBRR reconstruction on the gpu (compute shader) or cpu (TBB)")
+      ->capture_default_str();
+  command
+      ->add_option("--filter", options->filter,
+                   "IBRR store retrieval: none (nearest pixel), box (average of the (2k+1)² pixels, the paper's "
+                   "kernel) or bilinear")
+      ->capture_default_str();
+  command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
+  command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
+  addLightPathOptions(*command, options->vplOptions);
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str();
   command->add_option("--tone", options->tone, "PNG tone curve: srgb (clamp) or filmic (ACES fit)")
       ->capture_default_str();
   command->footer(
-      "Examples:\n  ibrr render cornell --view albedo -o cornell_albedo.png\n"
-      "  ibrr render scenes/cornell.json --view normal --size 256x256 -o normals.exr");
+      "Examples:\n  ibrr render cornell --method albedo -o cornell_albedo.png\n"
+      "  ibrr render cornell --store cornell.ibrr -o cornell.exr\n"
+      "  ibrr render cornell --method keller --paths 512 -o keller.exr\n"
+      "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
   command->callback([options] { runRender(*options); });
 }
 

@@ -6,6 +6,10 @@
 namespace ibrr::app {
 
 void addInfoCommand(CLI::App& app);
+void addBakeCommand(CLI::App& app);
 void addRenderCommand(CLI::App& app);
+void addReferenceCommand(CLI::App& app);
+void addDiffCommand(CLI::App& app);
+void addBenchCommand(CLI::App& app);
 
 }  // namespace ibrr::app

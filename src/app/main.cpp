@@ -12,8 +12,8 @@ namespace {
 
 // Every subcommand, in the order --help lists them.
 constexpr std::array kCommands{
-    &ibrr::app::addInfoCommand,
-    &ibrr::app::addRenderCommand,
+    &ibrr::app::addInfoCommand,      &ibrr::app::addBakeCommand, &ibrr::app::addRenderCommand,
+    &ibrr::app::addReferenceCommand, &ibrr::app::addDiffCommand, &ibrr::app::addBenchCommand,
 };
 
 }  // namespace

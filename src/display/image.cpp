@@ -148,6 +148,17 @@ void writeImage(const Image& image, const fs::path& path, const ToneMapping& ton
   });
 }
 
+Image downsample(const Image& image, int factor) {
+  if (factor < 1 || image.width % factor != 0 || image.height % factor != 0)
+    throw Error("internal error: cannot downsample " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " by " + std::to_string(factor));
+  Image result(image.width / factor, image.height / factor);
+  const float weight = 1.0f / float(factor * factor);
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < image.width; ++x) result.at(x / factor, y / factor) += weight * image.at(x, y);
+  return result;
+}
+
 Image readImage(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) throw Error(path.string() + ": image file not found");

@@ -48,6 +48,10 @@ void writeImage(const Image& image, const std::filesystem::path& path, const Ton
 // Reads a linear image (.exr or .pfm). Throws ibrr::Error naming the file on failure.
 Image readImage(const std::filesystem::path& path);
 
+// Box-filters blocks of factor × factor pixels into one (the image size must divide evenly): the
+// resolve step of supersampling, so that edges are averaged as a path tracer's pixel is.
+Image downsample(const Image& image, int factor);
+
 // 8-bit sRGB-encoded value of one linear channel after tone mapping.
 std::uint8_t toneMapChannel(float linear, const ToneMapping& tone);
 

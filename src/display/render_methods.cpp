@@ -1,6 +1,7 @@
 #include "display/render_methods.hpp"
 
 #include "display/gbuffer.hpp"
+#include "display/keller.hpp"
 #include "util/error.hpp"
 
 #include <array>
@@ -8,32 +9,69 @@
 namespace ibrr::display {
 namespace {
 
-Image renderGBufferChannel(const RenderRequest& request, GBufferChannel channel) {
+RenderOutput renderIbrr(const RenderRequest& request) {
+  if (!request.settings.store) throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake')");
   const gpu::SceneRenderer renderer(request.scene);
   GBuffer gbuffer(request.width, request.height);
   gbuffer.render(renderer, request.scene, request.camera);
-  return gbuffer.read(channel);
+  Reconstruction reconstruction;
+  if (request.settings.cpuReconstruction) {
+    reconstruction = reconstructOnCpu(gbuffer, *request.settings.store, request.settings.reconstruction);
+  } else {
+    GpuReconstructor reconstructor(*request.settings.store);
+    reconstruction = reconstructor.reconstruct(gbuffer, request.settings.reconstruction);
+  }
+  return {std::move(reconstruction.radiance), std::move(reconstruction.holes), reconstruction.coveredPixels,
+          reconstruction.holePixels, reconstruction.seconds};
 }
 
-Image renderAlbedo(const RenderRequest& request) { return renderGBufferChannel(request, GBufferChannel::Albedo); }
-Image renderEmission(const RenderRequest& request) { return renderGBufferChannel(request, GBufferChannel::Emission); }
-
-// World-space normals mapped from [-1, 1] to [0, 1] so that they also read as a picture.
-Image renderNormal(const RenderRequest& request) {
+RenderOutput renderKellerMethod(const RenderRequest& request) {
+  const rays::VplSet vpls = bake::generateBakeVpls(request.scene, request.settings.vplOptions);
   const gpu::SceneRenderer renderer(request.scene);
   GBuffer gbuffer(request.width, request.height);
   gbuffer.render(renderer, request.scene, request.camera);
-  Image image = gbuffer.read(GBufferChannel::Normal);
-  const std::vector<std::uint8_t> covered = gbuffer.coverage();
-  for (std::size_t i = 0; i < image.pixels.size(); ++i)
-    image.pixels[i] = covered[i] ? 0.5f * image.pixels[i] + 0.5f : glm::vec3(0.0f);
-  return image;
+  KellerResult keller = renderKeller(request.scene, renderer, gbuffer, vpls, request.settings.vplOptions);
+  RenderOutput output;
+  output.image = std::move(keller.radiance);
+  output.reconstructionSeconds = keller.seconds;
+  return output;
+}
+
+RenderOutput renderGBufferChannel(const RenderRequest& request, GBufferChannel channel) {
+  const gpu::SceneRenderer renderer(request.scene);
+  GBuffer gbuffer(request.width, request.height);
+  gbuffer.render(renderer, request.scene, request.camera);
+  RenderOutput output;
+  output.image = gbuffer.read(channel);
+  if (channel == GBufferChannel::Normal) {
+    // World-space normals mapped from [-1, 1] to [0, 1] so that they also read as a picture.
+    const std::vector<std::uint8_t> covered = gbuffer.coverage();
+    for (std::size_t i = 0; i < output.image.pixels.size(); ++i)
+      output.image.pixels[i] = covered[i] ? 0.5f * output.image.pixels[i] + 0.5f : glm::vec3(0.0f);
+  }
+  return output;
+}
+
+RenderOutput renderAlbedo(const RenderRequest& request) {
+  return renderGBufferChannel(request, GBufferChannel::Albedo);
+}
+RenderOutput renderNormal(const RenderRequest& request) {
+  return renderGBufferChannel(request, GBufferChannel::Normal);
+}
+RenderOutput renderEmission(const RenderRequest& request) {
+  return renderGBufferChannel(request, GBufferChannel::Emission);
 }
 
 constexpr std::array kMethods{
-    RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", renderAlbedo},
-    RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", renderNormal},
-    RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", renderEmission},
+    RenderMethod{"ibrr", "image-based radiosity: the camera's pixels warped into a baked store (--store)", true,
+                 renderIbrr},
+    RenderMethod{"keller",
+                 "Keller's instant radiosity: every VPL of the bake's light paths with a hemicube shadow map, "
+                 "each frame",
+                 false, renderKellerMethod},
+    RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", false, renderAlbedo},
+    RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", false, renderNormal},
+    RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", false, renderEmission},
 };
 
 }  // namespace
@@ -49,7 +87,7 @@ std::string renderMethodNames() {
 const RenderMethod& findRenderMethod(std::string_view name) {
   for (const RenderMethod& method : kMethods)
     if (method.name == name) return method;
-  throw Error("unknown view '" + std::string(name) + "'; choose one of: " + renderMethodNames());
+  throw Error("unknown method '" + std::string(name) + "'; choose one of: " + renderMethodNames());
 }
 
 }  // namespace ibrr::display

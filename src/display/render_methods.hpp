@@ -1,34 +1,55 @@
 #pragma once
-// The table of what `ibrr render --view NAME` can produce, chosen by name. Each entry renders the
-// scene from one camera into a linear image. G-buffer views are here now; the radiosity methods
-// (IBRR, Keller, the lightmap solvers) join the same table.
+// The table of what `ibrr render --method NAME` produces, chosen by name: the radiosity methods
+// (IBRR from a baked store; Keller and the lightmap solvers join here) and the G-buffer views
+// (albedo, normal, emission). Each entry renders the scene from one camera into a linear image
+// of radiance with the GL context current on the calling thread.
+#include "bake/bake.hpp"
+#include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
+#include "ibrr/ldc.hpp"
 #include "scene/scene.hpp"
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ibrr::display {
+
+struct RenderSettings {
+  const LayeredDepthCube* store = nullptr;  // IBRR: the baked store (required)
+  ReconstructionOptions reconstruction;     // IBRR: retrieval filter
+  bool cpuReconstruction = false;           // IBRR: the CPU path instead of the GPU compute shader
+  bake::BakeOptions vplOptions;             // Keller: light paths, hemicube sizes and clamp, as a bake
+};
 
 struct RenderRequest {
   const scene::Scene& scene;
   const scene::Camera& camera;
   int width;
   int height;
+  const RenderSettings& settings;
+};
+
+struct RenderOutput {
+  Image image;
+  std::vector<std::uint8_t> holes;  // methods with a store: 1 where a covered pixel matched nothing
+  std::size_t coveredPixels = 0;
+  std::size_t holePixels = 0;
+  double reconstructionSeconds = 0.0;  // the method's own display cost, without the G-buffer
 };
 
 struct RenderMethod {
   std::string_view name;
   std::string_view summary;  // one line for --help
-  // Renders with the GL context current on this thread.
-  Image (*render)(const RenderRequest& request);
+  bool needsStore;           // true: --store FILE is required
+  RenderOutput (*render)(const RenderRequest& request);
 };
 
 [[nodiscard]] std::span<const RenderMethod> renderMethods();
 // Throws ibrr::Error listing the known names when none matches.
 [[nodiscard]] const RenderMethod& findRenderMethod(std::string_view name);
-// "albedo, normal, emission" for help texts.
+// "ibrr, albedo, normal, emission" for help texts.
 [[nodiscard]] std::string renderMethodNames();
 
 }  // namespace ibrr::display

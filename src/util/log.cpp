@@ -19,7 +19,7 @@ void info(const std::string& message) {
   if (logLevel() != LogLevel::Quiet) std::fprintf(stderr, "ibrr: %s\n", message.c_str());
 }
 
-void detail(const std::string& message) {
+void verbose(const std::string& message) {
   if (logLevel() == LogLevel::Verbose) std::fprintf(stderr, "ibrr: %s\n", message.c_str());
 }
 

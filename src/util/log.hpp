@@ -11,6 +11,6 @@ void setLogLevel(LogLevel level);
 
 void warn(const std::string& message);    // "ibrr: warning: ..." (shown unless Quiet)
 void info(const std::string& message);    // "ibrr: ..." (shown unless Quiet)
-void detail(const std::string& message);  // shown only when Verbose
+void verbose(const std::string& message);  // shown only when Verbose
 
 }  // namespace ibrr

@@ -1,0 +1,134 @@
+// Retrieval from the layered depth cube store on the GPU: the same matching and filters as
+// LayeredDepthCube::radiosity in ibrr/ldc.cpp (keep the two in step).
+//
+// Buffers: offsets[3·R² + 1] (layers of global pixel g = a·R² + j·R + i are
+// layers[offsets[g] .. offsets[g+1])) and the 24-byte packed layers.
+
+struct PackedLayer {
+  uint normal;  // octahedral 2×snorm16 (ibrr/octahedral.hpp)
+  float d;      // plane offset p·n, world units
+  float r;      // accumulated radiosity (before ρ), per channel
+  float g;
+  float b;
+  uint count;   // hemicubes that contributed
+};
+
+layout(std430, binding = 0) readonly buffer LdcOffsets { uint u_offsets[]; };
+layout(std430, binding = 1) readonly buffer LdcLayers { PackedLayer u_layers[]; };
+
+layout(location = 32) uniform vec3 u_ldcOrigin;      // min corner of the cube, world units
+layout(location = 33) uniform float u_ldcInvPixel;   // 1 / pixel width
+layout(location = 34) uniform int u_ldcResolution;   // R
+layout(location = 35) uniform float u_ldcEpsDistance;  // ε_d, world units
+layout(location = 36) uniform float u_ldcMinCos;     // 1 − ε_n
+layout(location = 37) uniform int u_ldcFilter;       // 0 nearest, 1 average, 2 bilinear
+layout(location = 38) uniform int u_ldcFilterRadius; // k of the average filter, pixels
+
+const int kFilterNearest = 0;
+const int kFilterAverage = 1;
+const int kFilterBilinear = 2;
+
+vec3 ldcOctDecode(uint code) {
+  vec2 f = unpackSnorm2x16(code);
+  float z = 1.0 - abs(f.x) - abs(f.y);
+  if (z < 0.0) {
+    vec2 s = vec2(f.x >= 0.0 ? 1.0 : -1.0, f.y >= 0.0 ? 1.0 : -1.0);
+    f = (1.0 - abs(f.yx)) * s;
+  }
+  return normalize(vec3(f, z));
+}
+
+int ldcDominantAxis(vec3 n) {
+  vec3 a = abs(n);
+  if (a.x >= a.y && a.x >= a.z) return 0;
+  return a.y >= a.z ? 1 : 2;
+}
+
+// LDI a has image axes u = (a+1) mod 3 and v = (a+2) mod 3.
+vec2 ldcToPixel(int ldi, vec3 p) {
+  int u = ldi == 2 ? 0 : ldi + 1;
+  int v = ldi == 0 ? 2 : ldi - 1;
+  return vec2(p[u] - u_ldcOrigin[u], p[v] - u_ldcOrigin[v]) * u_ldcInvPixel;
+}
+
+// The best-matching layer of a pixel: smallest |p·n_l − d_l| < ε_d with n·n_l > 1 − ε_n; -1 if none.
+int ldcMatchLayer(int ldi, int i, int j, vec3 p, vec3 n) {
+  uint pixel = uint(ldi * u_ldcResolution * u_ldcResolution + j * u_ldcResolution + i);
+  int best = -1;
+  float bestDistance = u_ldcEpsDistance;
+  for (uint k = u_offsets[pixel]; k < u_offsets[pixel + 1u]; ++k) {
+    vec3 layerNormal = ldcOctDecode(u_layers[k].normal);
+    float distance = abs(dot(p, layerNormal) - u_layers[k].d);
+    if (distance < bestDistance && dot(n, layerNormal) > u_ldcMinCos) {
+      best = int(k);
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+vec3 ldcLayerValue(int k) { return vec3(u_layers[k].r, u_layers[k].g, u_layers[k].b); }
+
+// Radiosity at p with normal n from one LDI; .w = 1 if found, 0 if no layer matched.
+vec4 ldcLookupInLdi(int ldi, vec3 p, vec3 n, int filterMode) {
+  int res = u_ldcResolution;
+  vec2 pix = ldcToPixel(ldi, p);
+  if (!(pix.x >= 0.0 && pix.y >= 0.0 && pix.x < float(res) && pix.y < float(res))) return vec4(0.0);
+  int ci = min(int(pix.x), res - 1);
+  int cj = min(int(pix.y), res - 1);
+  if (filterMode == kFilterAverage) {
+    int k = clamp(u_ldcFilterRadius, 0, 8);
+    vec3 sum = vec3(0.0);
+    int matched = 0;
+    for (int j = max(0, cj - k); j <= min(res - 1, cj + k); ++j)
+      for (int i = max(0, ci - k); i <= min(res - 1, ci + k); ++i) {
+        int layer = ldcMatchLayer(ldi, i, j, p, n);
+        if (layer >= 0) {
+          sum += ldcLayerValue(layer);
+          ++matched;
+        }
+      }
+    return matched == 0 ? vec4(0.0) : vec4(sum / float(matched), 1.0);
+  }
+  if (filterMode == kFilterBilinear) {
+    float x = pix.x - 0.5, y = pix.y - 0.5;
+    int i0 = int(floor(x)), j0 = int(floor(y));
+    float fx = x - float(i0), fy = y - float(j0);
+    vec3 sum = vec3(0.0);
+    float weightSum = 0.0;
+    bool any = false;
+    for (int dj = 0; dj < 2; ++dj)
+      for (int di = 0; di < 2; ++di) {
+        int i = i0 + di, j = j0 + dj;
+        if (i < 0 || j < 0 || i >= res || j >= res) continue;
+        int layer = ldcMatchLayer(ldi, i, j, p, n);
+        if (layer < 0) continue;
+        float w = (di == 1 ? fx : 1.0 - fx) * (dj == 1 ? fy : 1.0 - fy);
+        sum += w * ldcLayerValue(layer);
+        weightSum += w;
+        any = true;
+      }
+    if (!any) return vec4(0.0);
+    if (weightSum >= 1e-6) return vec4(sum / weightSum, 1.0);
+    // Only zero-weight neighbours matched: fall through to the nearest pixel.
+  }
+  int layer = ldcMatchLayer(ldi, ci, cj, p, n);
+  return layer < 0 ? vec4(0.0) : vec4(ldcLayerValue(layer), 1.0);
+}
+
+// Radiosity (before ρ) at p with normal n; .w = 1 if a layer matched, 0 for a hole.
+vec4 ldcRadiosity(vec3 p, vec3 n) {
+  n = normalize(n);
+  int first = ldcDominantAxis(n);
+  vec4 result = ldcLookupInLdi(first, p, n, u_ldcFilter);
+  if (result.w > 0.0) return result;
+  int second = (first + 1) % 3, third = (first + 2) % 3;
+  if (abs(n[third]) > abs(n[second])) {
+    int swapped = second;
+    second = third;
+    third = swapped;
+  }
+  result = ldcLookupInLdi(second, p, n, u_ldcFilter);
+  if (result.w > 0.0) return result;
+  return ldcLookupInLdi(third, p, n, u_ldcFilter);
+}

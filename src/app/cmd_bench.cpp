@@ -1,0 +1,77 @@
+// `ibrr bench [store|rays|ibrr|all]`: the project's benchmarks. Figures are measured in one run and
+// printed as tables (speed and memory targets are checked here, never in the tests).
+#include "app/cli_support.hpp"
+#include "app/commands.hpp"
+#include "bench/store_bench.hpp"
+#include "display/ibrr_bench.hpp"
+#include "rays/rays_bench.hpp"
+#include "util/error.hpp"
+
+#include <iostream>
+
+namespace ibrr::app {
+namespace {
+
+struct BenchOptions {
+  std::string which = "all";
+  bool quick = false;
+  std::string json;
+  bool convergence = false;
+  std::string sharedScenes = "../shared/scenes";
+};
+
+void runBench(const BenchOptions& options) {
+  const bool all = options.which == "all";
+  if (!all && options.which != "store" && options.which != "rays" && options.which != "ibrr")
+    throw ibrr::Error("unknown benchmark '" + options.which + "'; choose store, rays, ibrr or all");
+  if (all || options.which == "store") {
+    std::cout << "== store: LDC insertion, retrieval and memory ==\n";
+    bench::StoreBenchOptions store;
+    if (options.quick) {
+      store.resolutions = {128};
+      store.secondsPerMeasure = 0.3;
+    }
+    if (!options.json.empty() && !all) store.jsonPath = options.json;
+    bench::runStoreBenchmark(store, std::cout);
+  }
+  if (all || options.which == "rays") {
+    std::cout << "\n== rays: Embree throughput and the reference path tracer ==\n";
+    rays::RaysBenchOptions raysOptions;
+    raysOptions.convergence = options.convergence;
+    if (options.quick) {
+      raysOptions.rayCount = 1u << 18;
+      raysOptions.referenceSize = 64;
+      raysOptions.referenceSpp = 64;
+    }
+    rays::runRaysBenchmark(std::cout, raysOptions);
+  }
+  if (all || options.which == "ibrr") {
+    std::cout << "\n== ibrr: bake and display ==\n";
+    display::IbrrBenchOptions ibrr;
+    ibrr.quick = options.quick;
+    ibrr.sharedScenes = options.sharedScenes;
+    display::runIbrrBenchmark(ibrr, std::cout);
+  }
+}
+
+}  // namespace
+
+void addBenchCommand(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command =
+      app.add_subcommand("bench", "Measure speed and memory: store, rays, ibrr (bake and display) or all");
+  command->add_option("WHICH", options->which, "store, rays, ibrr or all")->capture_default_str();
+  command->add_flag("--quick", options->quick, "small sizes, for a smoke run (figures not for the README)");
+  command->add_option("--json", options->json, "store benchmark: also write its figures as JSON here");
+  command->add_flag("--convergence", options->convergence,
+                    "rays benchmark: also render 4096 spp and check relRMSE against 1/sqrt(spp)");
+  command
+      ->add_option("--shared-scenes", options->sharedScenes,
+                   "folder of the shared test scenes (conference room, bunny, dragon)")
+      ->capture_default_str();
+  command->footer(
+      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench all --quick");
+  command->callback([options] { runBench(*options); });
+}
+
+}  // namespace ibrr::app

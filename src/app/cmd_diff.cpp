@@ -1,0 +1,115 @@
+// `ibrr diff A B [--mask emitters] [-o heat.png]`: the error of image A against the reference B
+// (relative RMSE, relMSE, energy ratio per channel), over all pixels or a mask, and a false-colour
+// picture of the per-pixel error.
+#include "app/cli_support.hpp"
+#include "app/commands.hpp"
+#include "display/image.hpp"
+#include "metrics/metrics.hpp"
+#include "rays/embree_scene.hpp"
+#include "rays/pinhole.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace ibrr::app {
+namespace {
+
+struct DiffOptions {
+  std::string test;
+  std::string reference;
+  std::string mask;
+  std::string scene;
+  std::string camera;
+  std::string output;
+  float scale = 0.0f;
+};
+
+// The scene and camera a reference was rendered with, from the STEM.json that `ibrr reference`
+// writes beside it; empty when there is none.
+std::pair<std::string, std::string> sceneOfReference(const std::filesystem::path& reference) {
+  std::filesystem::path settings = reference;
+  settings.replace_extension(".json");
+  std::ifstream in(settings);
+  if (!in) return {};
+  try {
+    const nlohmann::json json = nlohmann::json::parse(in);
+    return {json.value("scene", std::string()), json.value("camera", std::string())};
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+}
+
+std::vector<std::uint8_t> buildMask(const DiffOptions& options, const display::Image& reference) {
+  if (options.mask.empty()) return {};
+  if (options.mask == "emitters") {
+    auto [sceneArgument, camera] = sceneOfReference(options.reference);
+    if (!options.scene.empty()) sceneArgument = options.scene;
+    if (!options.camera.empty()) camera = options.camera;
+    if (sceneArgument.empty())
+      throw Error(
+          "--mask emitters needs the scene: give --scene SCENE (and --camera NAME), or diff against a "
+          "reference written by 'ibrr reference', whose .json names them");
+    const scene::Scene scene = loadSceneArgument(sceneArgument);
+    const rays::EmbreeScene embree(scene);
+    return rays::maskOutEmitters(embree, scene.camera(camera), reference.width, reference.height);
+  }
+  // A mask image (.exr/.pfm): pixels whose value is not zero are compared.
+  const display::Image image = display::readImage(options.mask);
+  if (image.width != reference.width || image.height != reference.height)
+    throw Error("mask " + options.mask + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " but the images are " + std::to_string(reference.width) + "x" + std::to_string(reference.height));
+  std::vector<std::uint8_t> mask(image.pixels.size());
+  for (std::size_t i = 0; i < mask.size(); ++i) mask[i] = glm::any(glm::notEqual(image.pixels[i], glm::vec3(0.0f)));
+  return mask;
+}
+
+void runDiff(const DiffOptions& options) {
+  if (!options.output.empty()) display::checkOutputPath(options.output);
+  const display::Image test = display::readImage(options.test);
+  const display::Image reference = display::readImage(options.reference);
+  const std::vector<std::uint8_t> mask = buildMask(options, reference);
+  const metrics::ErrorMetrics metrics = metrics::compareImages(test, reference, mask);
+  std::printf("%s vs %s%s\n", options.test.c_str(), options.reference.c_str(),
+              options.mask.empty() ? "" : (" (mask: " + options.mask + ")").c_str());
+  std::printf("relRMSE      %.6g\nrelMSE       %.6g\nenergy ratio %.5f %.5f %.5f (R G B)\npixels       %zu of %zu\n",
+              metrics.relativeRmse, metrics.relMse, metrics.energyRatio.r, metrics.energyRatio.g, metrics.energyRatio.b,
+              metrics.pixelCount, reference.pixels.size());
+  if (!options.output.empty()) {
+    float scale = 0.0f;
+    const display::Image heat = metrics::errorHeatmap(test, reference, mask, options.scale, &scale);
+    display::writeImage(heat, options.output);
+    std::printf("wrote %s (turbo colour map: blue = 0, red = per-pixel relative error %.4g%s)\n",
+                options.output.c_str(), scale, options.scale > 0.0f ? "" : ", the 99th percentile");
+  }
+}
+
+}  // namespace
+
+void addDiffCommand(CLI::App& app) {
+  auto options = std::make_shared<DiffOptions>();
+  CLI::App* command =
+      app.add_subcommand("diff", "Error of image A against reference B: relRMSE, relMSE, energy ratio, heat map");
+  command->add_option("A", options->test, "image to judge (.exr or .pfm, linear)")->required();
+  command->add_option("B", options->reference, "reference image (.exr or .pfm, linear), e.g. from 'ibrr reference'")
+      ->required();
+  command->add_option("--mask", options->mask,
+                      "'emitters' to leave out pixels that show a light (needs the scene: --scene, or B's .json), "
+                      "or an .exr/.pfm whose non-zero pixels are compared");
+  command->add_option("--scene", options->scene, "scene for --mask emitters (default: from B's .json)");
+  command->add_option("--camera", options->camera,
+                      "camera for --mask emitters (default: from B's .json, else the first)");
+  command->add_option("-o,--output", options->output, "write a false-colour error image (.png, or .exr/.pfm)");
+  command->add_option("--scale", options->scale, "error at the red end of the colour map (default: 99th percentile)");
+  command->footer(
+      "Examples:\n  ibrr diff ibrr.exr ref.exr --mask emitters -o heat.png\n"
+      "  ibrr diff a.pfm b.pfm --mask emitters --scene cornell");
+  command->callback([options] { runDiff(*options); });
+}
+
+}  // namespace ibrr::app

@@ -1,0 +1,81 @@
+#pragma once
+// The IBRR bake (Mertens & Van Reeth 2002, §4): light paths place virtual point lights (VPLs);
+// each VPL renders a hemicube on the GPU; every covered hemicube pixel is warped into the layered
+// depth cube with its value Φ·g, its footprint and its normal. The GL thread renders hemicube k+1
+// while TBB warps batch k, so the rasteriser and the CPU work at the same time.
+#include "bake/hemicube.hpp"
+#include "ibrr/ldc.hpp"
+#include "ibrr/splat.hpp"
+#include "rays/vpl.hpp"
+#include "scene/scene.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace ibrr::bake {
+
+// The automatic clamp distance as a fraction of the scene diagonal (see BakeOptions).
+inline constexpr float kAutoClampDistance = 0.06f;
+
+struct BakeOptions {
+  std::uint32_t paths = 2048;           // N light paths (particles) leaving the lights
+  std::uint32_t seed = 0;               // light-path sampling seed
+  std::uint32_t maxBounces = 8;         // reflections after which a path stops (Cornell: 8 lose ≈ 0.2%)
+  int ldcResolution = 256;              // R, pixels per LDI side
+  int hemicubeResolution = 256;         // H, for VPLs on the lights (sharp direct shadows), even
+  int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even
+  SplatKernel splat = SplatKernel::Box;
+  // Upper bound on the geometry term g = I(ω)/Φ·cosθx/r² (1/area in scene units), against the
+  // 1/r² singularity where a VPL sits near another surface (corners), which otherwise shows as
+  // bright blotches. 0 = no clamp (unbiased); negative = automatic (the default): the value of
+  // g for a Lambertian VPL facing a point at r = kAutoClampDistance·(scene diagonal),
+  // g_max = 1/(π r²). It darkens corners slightly (the Cornell box loses under 1% of its energy).
+  float geometryClamp = -1.0f;
+  float epsDistance = 0.0f;  // ε_d of the store, world units; 0 = the store's default (1 LDI pixel)
+  float epsNormal = 0.0f;    // ε_n; 0 = the store's default
+};
+
+struct BakeStats {
+  std::vector<std::size_t> vplsPerBounce;
+  std::uint64_t hemicubes = 0;
+  std::uint64_t hemicubePixels = 0;   // rendered (covered or not)
+  std::uint64_t samplesInserted = 0;  // covered pixels warped into the store
+  std::uint64_t trianglesSubmitted = 0;
+  double vplSeconds = 0.0;       // light paths
+  double renderSeconds = 0.0;    // GL submission + rasterisation (GL thread)
+  double readbackSeconds = 0.0;  // glGetTextureSubImage (GL thread)
+  double warpSeconds = 0.0;      // conversion + LDC insertion (TBB, overlapped with rendering)
+  double insertSeconds = 0.0;    // of which LDC insertion
+  double waitSeconds = 0.0;      // GL thread waiting for the warp to free a batch
+  double totalSeconds = 0.0;     // wall time of the whole bake
+};
+
+struct BakeResult {
+  LayeredDepthCube store;
+  BakeStats stats;
+};
+
+// The clamp bound on g that `options` asks for in this scene: 0 (none), the given value, or the
+// automatic one.
+float geometryClampFor(const scene::Scene& scene, const BakeOptions& options);
+
+// The VPLs of the bake's light paths (options: paths, seed, maxBounces). Throws ibrr::Error for a
+// scene without lights. Keller's instant radiosity uses the same ones, for a pixel-exact comparison.
+rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& options);
+
+// The hemicube emitter for a VPL, and its hemicube resolution under `options` (H on the lights,
+// h after a bounce).
+HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene);
+int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
+
+// Called on the GL thread after each hemicube with (done, total).
+using BakeProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
+// Bakes the store. A GL 4.5 context must be current on this thread. Throws ibrr::Error for bad
+// options or a scene without lights, and ibrr::Interrupted when Ctrl-C was pressed (nothing is
+// returned then). Deterministic: the same scene and options give the same store, byte for byte,
+// whatever the thread count.
+BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {});
+
+}  // namespace ibrr::bake

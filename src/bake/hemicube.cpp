@@ -1,0 +1,151 @@
+#include "bake/hemicube.hpp"
+
+#include "gpu/debug.hpp"
+#include "gpu/shader.hpp"
+#include "ibrr/hemicube_samples.hpp"
+#include "util/error.hpp"
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <chrono>
+
+namespace ibrr::bake {
+namespace {
+
+constexpr GLint kUniformCentre = gpu::kFirstPassUniform;       // hemicube.frag u_centre
+constexpr GLint kUniformAxis = gpu::kFirstPassUniform + 1;     // u_axis
+constexpr GLint kUniformProfile = gpu::kFirstPassUniform + 2;  // u_profile
+constexpr GLint kUniformSpotCos = gpu::kFirstPassUniform + 3;  // u_spotCos
+
+// A unit vector perpendicular to n (Frisvad-style branch on the smallest component).
+glm::vec3 perpendicular(const glm::vec3& n) {
+  const glm::vec3 helper = std::abs(n.x) < 0.9f ? glm::vec3(1.0f, 0.0f, 0.0f) : glm::vec3(0.0f, 1.0f, 0.0f);
+  return glm::normalize(glm::cross(n, helper));
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::vector<HemicubeFace> hemicubeFaces(const glm::vec3& axis, int resolution, bool fullCube) {
+  const glm::vec3 n = glm::normalize(axis);
+  const glm::vec3 t = perpendicular(n);
+  const glm::vec3 b = glm::cross(n, t);
+  std::vector<HemicubeFace> faces;
+  int row = 0;
+  auto add = [&](const glm::vec3& forward, const glm::vec3& up, bool half) {
+    const int rows = half ? resolution / 2 : resolution;
+    faces.push_back({forward, up, row, rows, half});
+    row += rows;
+  };
+  add(n, b, false);
+  for (const glm::vec3& side : {t, -t, b, -b}) add(side, n, !fullCube);
+  if (fullCube) add(-n, b, false);
+  return faces;
+}
+
+float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int row) {
+  // Face coordinates on the plane at unit distance: [-1, 1]² for a full face; a half face spans
+  // [0, 1] vertically (its rows cover the upper half). Pixel side 2/H either way.
+  const float pixelSide = 2.0f / float(resolution);
+  const float a = -1.0f + (float(x) + 0.5f) * pixelSide;
+  const float b = (face.half ? 0.0f : -1.0f) + (float(row) + 0.5f) * pixelSide;
+  return hemicubePixelSolidAngle(a, b, pixelSide);
+}
+
+HemicubeRenderer::HemicubeRenderer(const gpu::SceneRenderer& renderer, const scene::Scene& scene, int maxResolution)
+    : m_renderer(renderer),
+      m_maxResolution(maxResolution),
+      m_positionTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
+      m_normalTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
+      m_depth(GL_DEPTH_COMPONENT32F, maxResolution, 6 * maxResolution),
+      m_framebuffer(gpu::Framebuffer::create()),
+      m_program(gpu::loadProgram({"scene.vert", "hemicube.frag"})) {
+  if (maxResolution < 2 || maxResolution % 2 != 0 || maxResolution > 4096)
+    throw Error("hemicube resolution " + std::to_string(maxResolution) + " must be even and in [2, 4096]");
+  const float diagonal = std::max(scene.bounds().diagonal(), 1e-6f);
+  // Geometry closer than the near plane is clipped: 1e-4 of the scene (0.1 mm in the Cornell box).
+  m_nearPlane = 1e-4f * diagonal;
+  m_farPlane = 2.0f * diagonal;
+  m_surfaceOffset = 1e-4f * diagonal;
+  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, m_positionTarget.id(), 0);
+  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT1, m_normalTarget.id(), 0);
+  glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, m_depth.id());
+  const GLenum attachments[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1};
+  glNamedFramebufferDrawBuffers(m_framebuffer.id(), 2, attachments);
+  m_framebuffer.checkComplete("hemicube");
+}
+
+void HemicubeRenderer::render(const HemicubeSource& source, int resolution, HemicubeCapture& capture) {
+  draw(source, resolution, capture);
+  readBack(capture);
+}
+
+void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture) {
+  if (resolution < 2 || resolution % 2 != 0 || resolution > m_maxResolution)
+    throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
+                std::to_string(m_maxResolution));
+  gpu::DebugGroup group("hemicube");
+  const auto start = std::chrono::steady_clock::now();
+  const bool fullCube = source.profile == EmissionProfile::IsotropicPoint;
+  const glm::vec3 axis = fullCube ? glm::vec3(0.0f, 1.0f, 0.0f) : glm::normalize(source.axis);
+  capture.source = source;
+  capture.resolution = resolution;
+  // Surface VPLs sit on their surface: move the eye off it so the surface itself is not seen.
+  capture.centre =
+      source.position + (source.profile == EmissionProfile::LambertianSurface ? m_surfaceOffset : 0.0f) * axis;
+  capture.faces = hemicubeFaces(axis, resolution, fullCube);
+  const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
+
+  glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LESS);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_BLEND);
+  glEnable(GL_SCISSOR_TEST);
+  glScissor(0, 0, resolution, rows);
+  const float zero[4] = {0, 0, 0, 0};
+  glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, 0, zero);
+  glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, 1, zero);
+  glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  m_program.use();
+  glProgramUniform3fv(m_program.id(), kUniformCentre, 1, &capture.centre.x);
+  glProgramUniform3fv(m_program.id(), kUniformAxis, 1, &axis.x);
+  glProgramUniform1i(m_program.id(), kUniformProfile, int(source.profile));
+  glProgramUniform2f(m_program.id(), kUniformSpotCos, source.spotCosInner, source.spotCosOuter);
+  m_lastTriangles = 0;
+  const float n = m_nearPlane;
+  for (HemicubeFace& face : capture.faces) {
+    // A 90° frustum; a half face keeps the part above the tangent plane (bottom = 0).
+    const glm::mat4 projection = glm::frustum(-n, n, face.half ? 0.0f : -n, n, n, m_farPlane);
+    const glm::mat4 view = glm::lookAt(capture.centre, capture.centre + face.forward, face.up);
+    face.viewProjection = projection * view;
+    glViewport(0, face.firstRow, resolution, face.rows);
+    glScissor(0, face.firstRow, resolution, face.rows);
+    m_lastTriangles += m_renderer.draw(face.viewProjection);
+  }
+  glDisable(GL_SCISSOR_TEST);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glFinish();
+  m_lastRenderSeconds = secondsSince(start);
+}
+
+void HemicubeRenderer::readBack(HemicubeCapture& capture) {
+  const auto readStart = std::chrono::steady_clock::now();
+  const int resolution = capture.resolution;
+  const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
+  const std::size_t pixels = std::size_t(resolution) * rows;
+  capture.positions.resize(pixels);
+  capture.normalsGeometry.resize(pixels);
+  const GLsizei bytes = GLsizei(pixels * sizeof(glm::vec4));
+  glGetTextureSubImage(m_positionTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
+                       capture.positions.data());
+  glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
+                       capture.normalsGeometry.data());
+  m_lastReadbackSeconds = secondsSince(readStart);
+  gpu::checkGlError("the hemicube pass");
+}
+
+}  // namespace ibrr::bake

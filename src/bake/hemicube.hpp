@@ -1,0 +1,100 @@
+#pragma once
+// The GPU side of the bake: a hemicube (five faces: the front face along the VPL's axis and four
+// half faces around it) or a full cube (six faces, for point lights) rendered around a virtual
+// point light into one float atlas, then read back (paper §4.1).
+//
+// Atlas layout for resolution H (H even): the faces are stacked vertically in one texture of width
+// H. Hemicube: the front face at rows [0, H), then the four half faces, H/2 rows each (total 3H
+// rows, the 3H² pixels of a hemicube). Full cube: six full faces (6H rows). Each half face keeps
+// only the half of its 90° frustum above the VPL's tangent plane.
+//
+// Per atlas pixel the readback holds the world position (w = 1 where covered) and the normal on
+// the side facing the VPL with the geometry term g = I(ω)/Φ · cosθx / r² (see hemicube.frag).
+#include "gpu/resources.hpp"
+#include "gpu/scene_renderer.hpp"
+#include "scene/scene.hpp"
+
+#include <glm/glm.hpp>
+
+#include <vector>
+
+namespace ibrr::bake {
+
+// How the VPL emits (its intensity profile I(ω)/Φ); matches rays::VplKind.
+enum class EmissionProfile { LambertianSurface = 0, IsotropicPoint = 1, Spot = 2 };
+
+struct HemicubeSource {
+  glm::vec3 position{0.0f};          // world units
+  glm::vec3 axis{0.0f, 1.0f, 0.0f};  // unit: surface normal or spot axis (ignored for points)
+  EmissionProfile profile = EmissionProfile::LambertianSurface;
+  float spotCosInner = 1.0f;
+  float spotCosOuter = 0.0f;
+};
+
+struct HemicubeFace {
+  glm::vec3 forward;               // view direction, unit
+  glm::vec3 up;                    // unit, ⊥ forward
+  int firstRow = 0;                // atlas rows [firstRow, firstRow + rows)
+  int rows = 0;                    // H, or H/2 for a half face
+  bool half = false;               // keeps only the upper half (towards `up`) of the 90° frustum
+  glm::mat4 viewProjection{1.0f};  // world → this face's clip space (set when drawn)
+};
+
+// The read-back atlas of one rendered hemicube.
+struct HemicubeCapture {
+  HemicubeSource source;
+  glm::vec3 centre{0.0f};  // the render position: source.position moved off its surface
+  int resolution = 0;      // H
+  std::vector<HemicubeFace> faces;
+  std::vector<glm::vec4> positions;        // atlas, row-major, bottom row first (GL order)
+  std::vector<glm::vec4> normalsGeometry;  // xyz normal facing the centre, w = g
+  [[nodiscard]] int width() const { return resolution; }
+  [[nodiscard]] int height() const { return resolution == 0 ? 0 : int(positions.size()) / resolution; }
+};
+
+// Face layout of a hemicube (5 faces) or full cube (6 faces) around `axis` at resolution H.
+std::vector<HemicubeFace> hemicubeFaces(const glm::vec3& axis, int resolution, bool fullCube);
+
+// Solid angle (sr) of atlas pixel (x, row) of `face`, from ibrr::hemicubePixelSolidAngle.
+float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int row);
+
+class HemicubeRenderer {
+public:
+  // maxResolution: the largest H to be rendered (the atlas is allocated once, for a full cube).
+  HemicubeRenderer(const gpu::SceneRenderer& renderer, const scene::Scene& scene, int maxResolution);
+
+  // Renders the faces for `source` at resolution H (even, ≤ maxResolution) and reads them back
+  // into `capture` (its buffers are reused across calls). Point sources get a full cube.
+  void render(const HemicubeSource& source, int resolution, HemicubeCapture& capture);
+  // Renders only, leaving the atlas on the GPU (positionTexture()); fills the layout of `capture`
+  // (source, centre, faces with their matrices) but not its pixel buffers.
+  void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture);
+  // Reads the atlas of the last draw() into `capture`.
+  void readBack(HemicubeCapture& capture);
+
+  [[nodiscard]] GLuint positionTexture() const { return m_positionTarget.id(); }
+  // The distance, in world units, by which a surface VPL is moved off its surface.
+  [[nodiscard]] float surfaceOffset() const { return m_surfaceOffset; }
+
+  // Seconds spent in the last render() on drawing (submission + GPU finish) and on readback.
+  [[nodiscard]] double lastRenderSeconds() const { return m_lastRenderSeconds; }
+  [[nodiscard]] double lastReadbackSeconds() const { return m_lastReadbackSeconds; }
+  [[nodiscard]] std::size_t lastTrianglesSubmitted() const { return m_lastTriangles; }
+
+private:
+  const gpu::SceneRenderer& m_renderer;
+  int m_maxResolution;
+  float m_nearPlane;  // world units
+  float m_farPlane;
+  float m_surfaceOffset;  // the centre is moved this far along the axis, off its own surface
+  gpu::Texture m_positionTarget;
+  gpu::Texture m_normalTarget;
+  gpu::Renderbuffer m_depth;
+  gpu::Framebuffer m_framebuffer;
+  gpu::Program m_program;
+  double m_lastRenderSeconds = 0.0;
+  double m_lastReadbackSeconds = 0.0;
+  std::size_t m_lastTriangles = 0;
+};
+
+}  // namespace ibrr::bake

@@ -1,0 +1,202 @@
+#include "display/ibrr_bench.hpp"
+
+#include "bake/bake.hpp"
+#include "display/gbuffer.hpp"
+#include "display/ibrr_reconstruction.hpp"
+#include "display/keller.hpp"
+#include "gpu/context.hpp"
+#include "scene/load.hpp"
+#include "scene/mesh_import.hpp"
+#include "util/log.hpp"
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+
+namespace ibrr::display {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Renders every VPL's hemicube with readback but no warp: the floor under the bake's wall time.
+double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options) {
+  const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
+  const gpu::SceneRenderer renderer(scene);
+  bake::HemicubeRenderer hemicubes(renderer, scene,
+                                   std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
+  bake::HemicubeCapture capture;
+  const auto start = Clock::now();
+  for (const rays::Vpl& vpl : vpls.vpls)
+    hemicubes.render(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), capture);
+  return secondsSince(start);
+}
+
+void benchBake(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
+               std::ostream& out) {
+  const bake::BakeResult result = bake::bakeStore(scene, options);
+  const bake::BakeStats& s = result.stats;
+  const double renderOnly = hemicubeRenderOnlySeconds(scene, options);
+  const StoreStats store = result.store.stats();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-12s %8zu tris %6llu hemicubes %7.1f hc/s %7.2f M samples/s warped | total %6.2f s = paths %.2f + "
+                "render %.2f + readback %.2f, warp %.2f (insert %.2f) overlapped, wait %.2f | render-only %.2f s, "
+                "bake/render-only %.2f | %.1f MiB, %.2f layers/pixel\n",
+                name.c_str(), scene.triangleCount(), static_cast<unsigned long long>(s.hemicubes),
+                double(s.hemicubes) / s.totalSeconds, 1e-6 * double(s.samplesInserted) / std::max(s.warpSeconds, 1e-9),
+                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
+                s.waitSeconds, renderOnly, s.totalSeconds / renderOnly, double(store.totalBytes) / (1 << 20),
+                store.layersPerOccupiedPixel);
+  out << line << std::flush;
+}
+
+// Display cost per frame (G-buffer + reconstruction), averaged over a few frames.
+struct FrameTimes {
+  double gbufferMs, gpuMs, cpuMs;
+};
+
+FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, int width, int height, int frames) {
+  const gpu::SceneRenderer renderer(scene);
+  GBuffer gbuffer(width, height);
+  GpuReconstructor reconstructor(store);
+  const ReconstructionOptions options;
+  FrameTimes times{0, 0, 0};
+  gbuffer.render(renderer, scene, scene.camera(""));  // warm-up
+  reconstructor.run(gbuffer, options);
+  glFinish();
+  for (int f = 0; f < frames; ++f) {
+    auto start = Clock::now();
+    gbuffer.render(renderer, scene, scene.camera(""));
+    glFinish();
+    times.gbufferMs += 1e3 * secondsSince(start) / frames;
+    start = Clock::now();
+    reconstructor.run(gbuffer, options);
+    glFinish();
+    times.gpuMs += 1e3 * secondsSince(start) / frames;
+    times.cpuMs += 1e3 * reconstructOnCpu(gbuffer, store, options).seconds / frames;
+  }
+  return times;
+}
+
+void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
+  const int width = quick ? 320 : 1280, height = quick ? 180 : 720;
+  out << "display at " << width << "x" << height << " (Cornell, bilinear filter; stores baked with H = h = 64):\n";
+  // VPLs per light path in this scene, to aim the path count at a VPL count.
+  bake::BakeOptions probe;
+  probe.paths = 1000;
+  const double vplsPerPath = double(bake::generateBakeVpls(scene, probe).vpls.size()) / probe.paths;
+  double gpuAt100 = 0.0, ibrrAt1000 = 0.0;
+  for (int target : quick ? std::vector<int>{100, 300} : std::vector<int>{100, 1000, 10000}) {
+    bake::BakeOptions options;
+    options.paths = std::max(1u, std::uint32_t(double(target) / vplsPerPath + 0.5));
+    options.hemicubeResolution = options.indirectHemicubeResolution = 64;
+    const bake::BakeResult baked = bake::bakeStore(scene, options);
+    const FrameTimes times = timeFrames(scene, baked.store, width, height, quick ? 2 : 5);
+    if (target == 100) gpuAt100 = times.gbufferMs + times.gpuMs;
+    if (target == 1000) ibrrAt1000 = times.gbufferMs + times.gpuMs;
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  %6llu VPLs: G-buffer %7.2f ms + reconstruction GPU %7.2f ms (frame %7.2f ms, %5.2fx the 100-VPL "
+                  "frame) | CPU %7.2f ms | %llu layers\n",
+                  static_cast<unsigned long long>(baked.stats.hemicubes), times.gbufferMs, times.gpuMs,
+                  times.gbufferMs + times.gpuMs, (times.gbufferMs + times.gpuMs) / std::max(gpuAt100, 1e-9),
+                  times.cpuMs, static_cast<unsigned long long>(baked.store.layers().size()));
+    out << line << std::flush;
+  }
+  if (!quick) {
+    bake::BakeOptions options;
+    options.paths = std::max(1u, std::uint32_t(1000.0 / vplsPerPath + 0.5));
+    options.hemicubeResolution = options.indirectHemicubeResolution = 64;
+    const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
+    const gpu::SceneRenderer renderer(scene);
+    GBuffer gbuffer(width, height);
+    const auto start = Clock::now();
+    gbuffer.render(renderer, scene, scene.camera(""));
+    const KellerResult keller = renderKeller(scene, renderer, gbuffer, vpls, options);
+    const double kellerMs = 1e3 * secondsSince(start);
+    char line[256];
+    std::snprintf(line, sizeof line, "  Keller, %zu VPLs: frame %.1f ms = %.0fx the IBRR frame at ~1,000 VPLs\n",
+                  keller.vplCount, kellerMs, kellerMs / std::max(ibrrAt1000, 1e-9));
+    out << line << std::flush;
+  }
+}
+
+// The Cornell box with one more mesh scaled and placed by `transform`.
+scene::Scene cornellWith(const fs::path& mesh, const glm::mat4& transform) {
+  scene::Scene scene = scene::loadScene(scene::builtinSceneFolder() / "cornell.json");
+  const std::uint32_t index = scene::importMeshFile(mesh, scene);
+  for (std::uint32_t m = 0; m < scene.materials.size(); ++m)
+    if (scene.materials[m].name == "white") {
+      for (std::uint32_t& material : scene.meshes[index].triangleMaterials) material = m;
+    }
+  scene.instances.push_back({index, transform});
+  scene.finalize();
+  return scene;
+}
+
+void benchGeometryIndependence(const fs::path& shared, bool quick, std::ostream& out) {
+  struct Model {
+    const char* file;
+    glm::vec3 translate;
+    float scale;
+  };
+  // The bunny on the short block, the dragon on the tall one (millimetres).
+  const glm::vec3 bunnyAt(200.8f, 134.7f, 168.5f), dragonAt(372.7f, 287.8f, 354.7f);
+  const std::vector<Model> models = {
+      {"bunny/bun_zipper_res4.ply", bunnyAt, 900.0f},    {"bunny/bun_zipper_res3.ply", bunnyAt, 900.0f},
+      {"bunny/bun_zipper_res2.ply", bunnyAt, 900.0f},    {"bunny/bun_zipper.ply", bunnyAt, 900.0f},
+      {"dragon/dragon_vrip_res2.ply", dragonAt, 800.0f}, {"dragon/dragon_vrip.ply", dragonAt, 800.0f}};
+  out << "store size against triangle count (Cornell box + model, R = 256, 128 paths, H = 128, h = 64):\n";
+  for (const Model& model : models) {
+    const fs::path file = shared / model.file;
+    std::error_code ec;
+    if (!fs::exists(file, ec)) {
+      out << "  " << model.file << ": not found under " << shared.string() << ", skipped\n";
+      continue;
+    }
+    if (quick && std::string(model.file).find("res") == std::string::npos) continue;
+    const glm::mat4 transform = glm::scale(glm::translate(glm::mat4(1.0f), model.translate), glm::vec3(model.scale));
+    const scene::Scene scene = cornellWith(file, transform);
+    bake::BakeOptions options;
+    options.paths = quick ? 16 : 128;
+    options.hemicubeResolution = 128;
+    options.indirectHemicubeResolution = 64;
+    const bake::BakeResult baked = bake::bakeStore(scene, options);
+    const StoreStats stats = baked.store.stats();
+    char line[256];
+    std::snprintf(
+        line, sizeof line,
+        "  %-28s %8zu triangles: store %7.2f MiB, %8llu layers, %.3f layers per occupied pixel, bake %.1f s\n",
+        model.file, scene.triangleCount(), double(stats.totalBytes) / (1 << 20),
+        static_cast<unsigned long long>(stats.layerCount), stats.layersPerOccupiedPixel, baked.stats.totalSeconds);
+    out << line << std::flush;
+  }
+}
+
+}  // namespace
+
+int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
+  const auto context = gpu::createHeadlessContext();
+  out << "GPU: " << context->info().summary() << "\n";
+  const scene::Scene cornell = scene::loadScene(scene::builtinSceneFolder() / "cornell.json");
+  bake::BakeOptions defaults;
+  if (options.quick) defaults.paths = 32;
+  out << "bake with the default settings (" << defaults.paths << " paths, R = " << defaults.ldcResolution
+      << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
+  benchBake("cornell", cornell, defaults, out);
+  const fs::path conference = scene::builtinSceneFolder() / "conference.json";
+  std::error_code ec;
+  if (!options.quick && fs::exists(options.sharedScenes / "conference" / "conference.obj", ec)) {
+    benchBake("conference", scene::loadScene(conference), defaults, out);
+  }
+  benchDisplay(cornell, options.quick, out);
+  benchGeometryIndependence(options.sharedScenes, options.quick, out);
+  return 0;
+}
+
+}  // namespace ibrr::display

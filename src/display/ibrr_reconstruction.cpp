@@ -1,0 +1,125 @@
+#include "display/ibrr_reconstruction.hpp"
+
+#include "gpu/debug.hpp"
+#include "gpu/shader.hpp"
+
+#include <tbb/parallel_for.h>
+#include <glm/gtc/constants.hpp>
+
+#include <chrono>
+
+namespace ibrr::display {
+namespace {
+
+// Uniform locations of shaders/ldc_lookup.glsl.
+constexpr GLint kUniformOrigin = 32;
+constexpr GLint kUniformInvPixel = 33;
+constexpr GLint kUniformResolution = 34;
+constexpr GLint kUniformEpsDistance = 35;
+constexpr GLint kUniformMinCos = 36;
+constexpr GLint kUniformFilter = 37;
+constexpr GLint kUniformFilterRadius = 38;
+
+int filterCode(RetrievalFilter filter) {
+  switch (filter) {
+    case RetrievalFilter::Nearest:
+      return 0;
+    case RetrievalFilter::Average:
+      return 1;
+    case RetrievalFilter::Bilinear:
+      return 2;
+  }
+  return 0;
+}
+
+void countHoles(Reconstruction& result) {
+  result.holePixels = 0;
+  for (std::uint8_t hole : result.holes) result.holePixels += hole;
+}
+
+}  // namespace
+
+Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& store,
+                                const ReconstructionOptions& options) {
+  const Image position = gbuffer.read(GBufferChannel::Position);
+  const Image normal = gbuffer.read(GBufferChannel::Normal);
+  const Image albedo = gbuffer.read(GBufferChannel::Albedo);
+  const Image emission = gbuffer.read(GBufferChannel::Emission);
+  const std::vector<std::uint8_t> covered = gbuffer.coverage();
+  const auto start = std::chrono::steady_clock::now();
+  Reconstruction result;
+  result.radiance = Image(gbuffer.width(), gbuffer.height());
+  result.holes.assign(covered.size(), 0);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, covered.size(), 1024), [&](const auto& range) {
+    for (std::size_t i = range.begin(); i != range.end(); ++i) {
+      if (!covered[i]) continue;
+      const std::optional<glm::vec3> radiosity =
+          store.radiosity(position.pixels[i], normal.pixels[i], options.filter, options.filterRadius);
+      // L = L_e + ρ·B/π
+      result.radiance.pixels[i] =
+          emission.pixels[i] + albedo.pixels[i] * radiosity.value_or(glm::vec3(0.0f)) * glm::one_over_pi<float>();
+      result.holes[i] = radiosity ? 0 : 1;
+    }
+  });
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  countHoles(result);
+  for (std::uint8_t c : covered) result.coveredPixels += c;
+  return result;
+}
+
+GpuReconstructor::GpuReconstructor(const LayeredDepthCube& store)
+    : m_store(store),
+      m_offsets(GLsizeiptr(store.offsets().size_bytes()), store.offsets().data(), 0),
+      // An empty store still gets a (one-layer) buffer: zero-size storage is invalid.
+      m_layers(GLsizeiptr(std::max<std::size_t>(store.layers().size_bytes(), sizeof(PackedLayer))),
+               store.layers().empty() ? nullptr : store.layers().data(), 0),
+      m_program(gpu::loadProgram({"ibrr_reconstruct.comp"})) {}
+
+void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& options) {
+  gpu::DebugGroup group("IBRR reconstruction");
+  if (m_output.width() != gbuffer.width() || m_output.height() != gbuffer.height())
+    m_output = gpu::Texture(GL_RGBA32F, gbuffer.width(), gbuffer.height());
+  const LdcFrame& frame = m_store.frame();
+  const GLuint program = m_program.id();
+  glProgramUniform3fv(program, kUniformOrigin, 1, &frame.origin().x);
+  glProgramUniform1f(program, kUniformInvPixel, frame.invPixelSize());
+  glProgramUniform1i(program, kUniformResolution, frame.resolution());
+  glProgramUniform1f(program, kUniformEpsDistance, m_store.params().epsDistance);
+  glProgramUniform1f(program, kUniformMinCos, 1.0f - m_store.params().epsNormal);
+  glProgramUniform1i(program, kUniformFilter, filterCode(options.filter));
+  glProgramUniform1i(program, kUniformFilterRadius, options.filterRadius);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, m_offsets.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, m_layers.id());
+  for (GLuint unit = 0; unit < 4; ++unit) glBindTextureUnit(unit, gbuffer.texture(GBufferChannel(unit)));
+  glBindImageTexture(0, m_output.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+  m_program.use();
+  glDispatchCompute(GLuint((gbuffer.width() + 7) / 8), GLuint((gbuffer.height() + 7) / 8), 1);
+  glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT);
+  gpu::checkGlError("the IBRR reconstruction pass");
+}
+
+Reconstruction GpuReconstructor::reconstruct(const GBuffer& gbuffer, const ReconstructionOptions& options) {
+  glFinish();
+  const auto start = std::chrono::steady_clock::now();
+  run(gbuffer, options);
+  glFinish();
+  Reconstruction result;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<glm::vec4> texels(std::size_t(gbuffer.width()) * gbuffer.height());
+  glGetTextureImage(m_output.id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)), texels.data());
+  result.radiance = Image(gbuffer.width(), gbuffer.height());
+  result.holes.assign(texels.size(), 0);
+  for (int y = 0; y < gbuffer.height(); ++y)
+    for (int x = 0; x < gbuffer.width(); ++x) {
+      // GL rows are bottom-first; images are top-first.
+      const glm::vec4& texel = texels[std::size_t(gbuffer.height() - 1 - y) * gbuffer.width() + x];
+      const std::size_t i = std::size_t(y) * gbuffer.width() + x;
+      result.radiance.pixels[i] = glm::vec3(texel);
+      result.holes[i] = (texel.w > 0.25f && texel.w < 0.75f) ? 1 : 0;
+      result.coveredPixels += texel.w > 0.25f ? 1 : 0;
+    }
+  countHoles(result);
+  return result;
+}
+
+}  // namespace ibrr::display

@@ -1,0 +1,54 @@
+#pragma once
+// IBRR display (paper §5): the camera's G-buffer warped into the layered depth cube. Each covered
+// pixel fetches the radiosity B of its matching layer (nearest, averaged or bilinear) and gets the
+// radiance L = L_e + ρ·B/π. Two paths give the same picture: the GPU path (the store in SSBOs,
+// shaders/ibrr_reconstruct.comp; the viewer's) and the CPU path (TBB over pixels; for checking
+// and for machines without GL compute). Pixels with no matching layer are holes: counted, shown
+// with their emission only, and returned as a mask.
+#include "display/gbuffer.hpp"
+#include "display/image.hpp"
+#include "gpu/resources.hpp"
+#include "ibrr/ldc.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ibrr::display {
+
+struct ReconstructionOptions {
+  RetrievalFilter filter = RetrievalFilter::Bilinear;
+  int filterRadius = 1;  // k of the averaging filter, pixels (a (2k+1)² window)
+};
+
+struct Reconstruction {
+  Image radiance;                   // row 0 at the top
+  std::vector<std::uint8_t> holes;  // 1 where a covered pixel found no layer, row 0 at the top
+  std::size_t coveredPixels = 0;
+  std::size_t holePixels = 0;
+  double seconds = 0.0;  // the reconstruction itself, without the G-buffer
+};
+
+// CPU path from a rendered G-buffer.
+Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& store,
+                                const ReconstructionOptions& options);
+
+// GPU path: the store is uploaded once; reconstruct() runs the compute shader on a G-buffer.
+class GpuReconstructor {
+public:
+  explicit GpuReconstructor(const LayeredDepthCube& store);
+  // Leaves the result in outputTexture() (RGBA32F; alpha 1 matched, 0.5 hole, 0 background).
+  void run(const GBuffer& gbuffer, const ReconstructionOptions& options);
+  // run() and read the result back.
+  Reconstruction reconstruct(const GBuffer& gbuffer, const ReconstructionOptions& options);
+  [[nodiscard]] GLuint outputTexture() const { return m_output.id(); }
+  [[nodiscard]] std::size_t uploadedBytes() const { return std::size_t(m_offsets.size() + m_layers.size()); }
+
+private:
+  const LayeredDepthCube& m_store;
+  gpu::Buffer m_offsets;
+  gpu::Buffer m_layers;
+  gpu::Texture m_output;
+  gpu::Program m_program;
+};
+
+}  // namespace ibrr::display

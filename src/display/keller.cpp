@@ -1,0 +1,70 @@
+#include "display/keller.hpp"
+
+#include "gpu/debug.hpp"
+#include "gpu/shader.hpp"
+
+#include <glm/gtc/type_ptr.hpp>
+
+#include <chrono>
+
+namespace ibrr::display {
+
+KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& renderer, const GBuffer& gbuffer,
+                          const rays::VplSet& vpls, const bake::BakeOptions& options) {
+  gpu::DebugGroup group("Keller instant radiosity");
+  glFinish();
+  const auto start = std::chrono::steady_clock::now();
+  const int maxResolution = std::max(options.hemicubeResolution, options.indirectHemicubeResolution);
+  bake::HemicubeRenderer hemicubes(renderer, scene, maxResolution);
+  const gpu::Program program = gpu::loadProgram({"keller_accumulate.comp"});
+  // The accumulation starts as the emission L_e.
+  gpu::Texture accumulation(GL_RGBA32F, gbuffer.width(), gbuffer.height());
+  glCopyImageSubData(gbuffer.texture(GBufferChannel::Emission), GL_TEXTURE_2D, 0, 0, 0, 0, accumulation.id(),
+                     GL_TEXTURE_2D, 0, 0, 0, 0, gbuffer.width(), gbuffer.height(), 1);
+  const GLuint id = program.id();
+  glProgramUniform1f(id, 5, bake::geometryClampFor(scene, options));
+  glProgramUniform1f(id, 9, hemicubes.surfaceOffset() * 2.0f);
+  bake::HemicubeCapture capture;
+  for (const rays::Vpl& vpl : vpls.vpls) {
+    const int resolution = bake::hemicubeResolutionFor(vpl, options);
+    hemicubes.draw(bake::hemicubeSourceFor(vpl, scene), resolution, capture);
+    const bake::HemicubeSource& source = capture.source;
+    const glm::vec3 axis = source.profile == bake::EmissionProfile::IsotropicPoint ? glm::vec3(0, 1, 0) : source.axis;
+    glProgramUniform3fv(id, 0, 1, glm::value_ptr(capture.centre));
+    glProgramUniform3fv(id, 1, 1, glm::value_ptr(axis));
+    glProgramUniform1i(id, 2, int(source.profile));
+    glProgramUniform2f(id, 3, source.spotCosInner, source.spotCosOuter);
+    glProgramUniform3fv(id, 4, 1, glm::value_ptr(vpl.power));
+    glProgramUniform1i(id, 6, int(capture.faces.size()));
+    glProgramUniform1i(id, 7, resolution);
+    // One atlas texel spans about 2/H radians: the surface behind it may be that much farther
+    // along the ray per unit distance.
+    glProgramUniform1f(id, 8, 2.0f / float(resolution));
+    for (std::size_t f = 0; f < capture.faces.size(); ++f) {
+      glProgramUniform1i(id, GLint(10 + f), capture.faces[f].firstRow);
+      glProgramUniform1i(id, GLint(16 + f), capture.faces[f].rows);
+      glProgramUniformMatrix4fv(id, GLint(22 + f), 1, GL_FALSE, glm::value_ptr(capture.faces[f].viewProjection));
+    }
+    for (GLuint unit = 0; unit < 3; ++unit) glBindTextureUnit(unit, gbuffer.texture(GBufferChannel(unit)));
+    glBindTextureUnit(4, hemicubes.positionTexture());
+    glBindImageTexture(0, accumulation.id(), 0, GL_FALSE, 0, GL_READ_WRITE, GL_RGBA32F);
+    program.use();
+    glDispatchCompute(GLuint((gbuffer.width() + 7) / 8), GLuint((gbuffer.height() + 7) / 8), 1);
+    // The next VPL redraws the atlas and reads the accumulation.
+    glMemoryBarrier(GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_FRAMEBUFFER_BARRIER_BIT);
+  }
+  glFinish();
+  KellerResult result;
+  result.vplCount = vpls.vpls.size();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<glm::vec4> texels(std::size_t(gbuffer.width()) * gbuffer.height());
+  glGetTextureImage(accumulation.id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)), texels.data());
+  result.radiance = Image(gbuffer.width(), gbuffer.height());
+  for (int y = 0; y < gbuffer.height(); ++y)
+    for (int x = 0; x < gbuffer.width(); ++x)
+      result.radiance.at(x, y) = glm::vec3(texels[std::size_t(gbuffer.height() - 1 - y) * gbuffer.width() + x]);
+  gpu::checkGlError("the Keller pass");
+  return result;
+}
+
+}  // namespace ibrr::display

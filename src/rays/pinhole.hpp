@@ -1,0 +1,33 @@
+#pragma once
+// Primary rays of a scene camera (a pinhole with a vertical field of view), in image coordinates
+// with x to the right and y down from the top row, the same framing as Camera::view() and
+// Camera::projection() give the rasterizer.
+#include "rays/embree_scene.hpp"
+#include "scene/scene.hpp"
+
+#include <glm/glm.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace ibrr::rays {
+
+class PinholeCamera {
+public:
+  PinholeCamera(const scene::Camera& camera, int width, int height);
+  // A ray through the continuous image position (x, y) ∈ [0, width] × [0, height]; pixel (i, j)
+  // covers [i, i+1] × [j, j+1]. The direction is unit length.
+  [[nodiscard]] Ray generate(glm::vec2 imagePosition) const;
+
+private:
+  glm::vec3 m_eye, m_right, m_up, m_forward;
+  float m_tanHalfHeight, m_tanHalfWidth;
+  int m_width, m_height;
+};
+
+// One byte per pixel (row 0 at the top): 1 where the pixel should be compared, 0 where any of
+// 4×4 sub-pixel primary rays sees the front of an emitter (metrics exclude emitters).
+std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene::Camera& camera, int width,
+                                          int height);
+
+}  // namespace ibrr::rays

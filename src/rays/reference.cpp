@@ -1,0 +1,304 @@
+#include "rays/reference.hpp"
+
+#include "rays/pinhole.hpp"
+#include "rays/warp.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/progress.hpp"
+
+#include <glm/gtc/constants.hpp>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <atomic>
+
+namespace ibrr::rays {
+
+namespace {
+
+constexpr int kTileSize = 16;
+constexpr std::uint32_t kPixelStream = 0x50495831U;  // "PIX1"
+constexpr std::uint32_t kRouletteDepth = 3;          // hits before Russian roulette starts
+constexpr std::uint32_t kBatch = 16;                 // samples per independent scramble (see below)
+
+}  // namespace
+
+glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& rays) const {
+  const scene::Scene& scene = m_embree.scene();
+  glm::vec3 result(0.0f);
+  glm::vec3 beta(1.0f);       // path throughput
+  float previousBsdfPdf = 0.0f;  // solid-angle pdf of the cosine sample that made `ray`
+
+  for (std::uint32_t depth = 0;; ++depth) {
+    ++rays;
+    const Hit hit = m_embree.intersect(ray);
+    if (!hit.valid()) break;  // no environment light
+    const SurfacePoint point = m_embree.surface(ray, hit);
+
+    // Emission, one-sided. Seen from the camera it counts in full; after a cosine bounce it is
+    // weighted against the light sampling that could have found the same point.
+    if (point.frontFacing && glm::any(glm::greaterThan(point.emission, glm::vec3(0.0f)))) {
+      if (depth == 0) {
+        result += beta * point.emission;
+      } else {
+        const std::int64_t light = m_lights.emitterAt(hit.instance, hit.triangle);
+        float weight = 1.0f;
+        if (light >= 0) {
+          const scene::EmissiveTriangle& emitter = scene.emitters()[std::size_t(light)];
+          const float distance = hit.t * glm::length(ray.direction);
+          const float cosLight = -glm::dot(point.geometricNormal, glm::normalize(ray.direction));
+          // Area pdf P/A turned into solid angle: ·r²/cosθ_light.
+          const float lightPdf = m_lights.probability(std::uint32_t(light)) * distance * distance /
+                                 (emitter.area * std::max(cosLight, 1e-8f));
+          weight = powerHeuristic(previousBsdfPdf, lightPdf);
+        }
+        result += beta * point.emission * weight;
+      }
+    }
+    if (depth >= m_maxDepth) break;
+
+    const float side = point.frontFacing ? 1.0f : -1.0f;
+    const glm::vec3 geometric = side * point.geometricNormal;
+    const glm::vec3 shading = side * point.shadingNormal;
+    const glm::vec3 rho = point.albedo;
+    if (!glm::any(glm::greaterThan(rho, glm::vec3(0.0f)))) break;
+    const glm::vec3 bsdf = rho * glm::one_over_pi<float>();  // Lambertian f = ρ/π
+
+    // Next-event estimation.
+    const glm::vec2 uLight = samples.next2D();
+    const glm::vec2 uPoint = samples.next2D();
+    float pick = 0.0f;
+    const std::uint32_t light = m_lights.choose(uLight.x, pick);
+    const std::uint32_t local = m_lights.localIndex(light);
+    glm::vec3 target;
+    glm::vec3 contribution(0.0f);  // L·f·cosθ/pdf before visibility and MIS
+    float lightPdf = 0.0f;
+    bool isDelta = true;
+    switch (m_lights.kind(light)) {
+      case LightKind::Triangle: {
+        const scene::EmissiveTriangle& emitter = scene.emitters()[local];
+        const glm::vec2 b = squareToTriangleBarycentrics(uPoint);
+        target = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
+        const glm::vec3 d = target - point.position;
+        const float r2 = glm::dot(d, d);
+        const glm::vec3 omega = d / std::sqrt(r2);
+        const float cosLight = -glm::dot(emitter.normal, omega);
+        const float cosSurface = glm::dot(shading, omega);
+        if (cosLight > 0.0f && cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f) {
+          lightPdf = pick * r2 / (emitter.area * cosLight);
+          contribution = emitter.radiance * bsdf * (cosSurface / lightPdf);
+        }
+        isDelta = false;
+        break;
+      }
+      case LightKind::Point: {
+        const scene::PointLight& pointLight = scene.pointLights[local];
+        target = pointLight.position;
+        const glm::vec3 d = target - point.position;
+        const float r2 = glm::dot(d, d);
+        const glm::vec3 omega = d / std::sqrt(r2);
+        const float cosSurface = glm::dot(shading, omega);
+        if (cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f)
+          contribution = pointLight.intensity * bsdf * (cosSurface / (r2 * pick));  // E = I·cosθ/r²
+        break;
+      }
+      case LightKind::Spot: {
+        const scene::SpotLight& spot = scene.spotLights[local];
+        target = spot.position;
+        const glm::vec3 d = target - point.position;
+        const float r2 = glm::dot(d, d);
+        const glm::vec3 omega = d / std::sqrt(r2);
+        const float cosSurface = glm::dot(shading, omega);
+        const float profile = spotProfile(spot, -glm::dot(glm::normalize(spot.direction), omega));
+        if (cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f && profile > 0.0f)
+          contribution = spot.intensity * profile * bsdf * (cosSurface / (r2 * pick));
+        break;
+      }
+    }
+    if (glm::any(glm::greaterThan(contribution, glm::vec3(0.0f)))) {
+      // The shadow ray runs between the two offset ends (off the surface here, off the emitter
+      // there), so neither end's own surface can block it at a grazing angle.
+      const glm::vec3 toTarget = target - point.position;
+      Ray shadow;
+      shadow.origin = m_embree.offsetOrigin(point, toTarget);
+      glm::vec3 end = target;
+      if (m_lights.kind(light) == LightKind::Triangle) end += m_embree.epsilon() * scene.emitters()[local].normal;
+      const glm::vec3 d = end - shadow.origin;
+      const float distance = glm::length(d);
+      shadow.direction = d / distance;
+      shadow.tFar = distance * (1.0f - 1e-5f);
+      ++rays;
+      if (distance > 0.0f && !m_embree.occluded(shadow)) {
+        const float cosSurface = glm::dot(shading, toTarget) / glm::length(toTarget);
+        const float weight = isDelta ? 1.0f : powerHeuristic(lightPdf, cosineHemispherePdf(cosSurface));
+        result += beta * contribution * weight;
+      }
+    }
+
+    // Continue with a cosine-weighted direction: f·cosθ/pdf = ρ.
+    const glm::vec2 uRoulette = samples.next2D();
+    const glm::vec2 uDirection = samples.next2D();
+    beta *= rho;
+    if (depth + 1 >= kRouletteDepth) {
+      const float survive = std::min(0.95f, std::max({beta.r, beta.g, beta.b}));
+      if (!(uRoulette.x < survive)) break;
+      beta /= survive;
+    }
+    const glm::vec3 direction = Frame(shading).toWorld(squareToCosineHemisphere(uDirection));
+    if (glm::dot(direction, geometric) <= 0.0f) break;
+    previousBsdfPdf = cosineHemispherePdf(glm::dot(shading, direction));
+    ray.origin = m_embree.offsetOrigin(point, direction);
+    ray.direction = direction;
+    ray.tNear = 0.0f;
+    ray.tFar = kInfinity;
+  }
+  return result;
+}
+
+ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions& options) {
+  if (options.width <= 0 || options.height <= 0 || options.width > 32768 || options.height > 32768)
+    throw Error("reference: the image size must be between 1 and 32768 pixels on each side (got " +
+                std::to_string(options.width) + "x" + std::to_string(options.height) + ")");
+  if (options.seconds <= 0.0 && options.spp == 0)
+    throw Error("reference: give a sample count (--spp N, N ≥ 1) or a time budget (--time SECONDS)");
+  const scene::Scene& scene = embree.scene();
+  const LightSet lights(scene, "the reference path tracer");
+  const scene::Camera& camera = scene.camera(options.camera);
+  const PinholeCamera pinhole(camera, options.width, options.height);
+  const PathTracer tracer(embree, lights, options.maxDepth);
+
+  // Samples come in batches of B: each batch is one independent randomisation (its own Owen
+  // scramble) of a B-point Sobol net. The batch means are independent and identically distributed,
+  // so (1) their spread gives an honest error bar even though the points inside a batch are
+  // stratified (a per-sample variance would overstate the error of scrambled Sobol points several
+  // times), and (2) the error falls exactly as 1/sqrt(spp) once spp ≥ B.
+  // B = the largest power of two ≤ kBatch dividing spp, so every batch is complete.
+  std::uint32_t batch = kBatch;
+  if (options.seconds <= 0.0)
+    while (options.spp % batch != 0) batch /= 2;
+
+  const int width = options.width, height = options.height;
+  const std::size_t pixelCount = std::size_t(width) * height;
+  std::vector<glm::dvec3> sum(pixelCount, glm::dvec3(0.0));
+  std::vector<glm::dvec3> sumBatchMeanSquares(pixelCount, glm::dvec3(0.0));
+  std::vector<glm::dvec3> sumSampleSquares(pixelCount, glm::dvec3(0.0));
+  const int tilesX = (width + kTileSize - 1) / kTileSize;
+  const int tilesY = (height + kTileSize - 1) / kTileSize;
+  const std::uint32_t streamSeed = hashCombine(options.seed, kPixelStream);
+  std::atomic<std::uint64_t> rays{0};
+
+  // Adds samples [first, last) to every pixel, tile by tile; first and last are multiples of B.
+  auto renderPass = [&](std::uint32_t first, std::uint32_t last, Progress* progress) {
+    tbb::parallel_for(0, tilesX * tilesY, [&](int tile) {
+      if (interruptRequested()) return;
+      const int x0 = (tile % tilesX) * kTileSize, y0 = (tile / tilesX) * kTileSize;
+      const int x1 = std::min(width, x0 + kTileSize), y1 = std::min(height, y0 + kTileSize);
+      std::uint64_t tileRays = 0;
+      for (int y = y0; y < y1; ++y) {
+        for (int x = x0; x < x1; ++x) {
+          const std::size_t pixel = std::size_t(y) * width + x;
+          const std::uint32_t pixelSeed = hashCombine(streamSeed, std::uint32_t(pixel));
+          for (std::uint32_t batchStart = first; batchStart < last; batchStart += batch) {
+            const std::uint32_t batchSeed = hashCombine(pixelSeed, batchStart / batch);
+            glm::dvec3 batchSum(0.0), squares(0.0);
+            for (std::uint32_t index = 0; index < batch; ++index) {
+              SampleStream samples(batchSeed, index);
+              const glm::vec2 jitter = samples.next2D();  // box filter over the pixel
+              const Ray ray = pinhole.generate(glm::vec2(float(x), float(y)) + jitter);
+              glm::dvec3 value(tracer.radiance(ray, samples, tileRays));
+              if (!std::isfinite(value.r + value.g + value.b)) value = glm::dvec3(0.0);
+              batchSum += value;
+              squares += value * value;
+            }
+            const glm::dvec3 batchMean = batchSum / double(batch);
+            sum[pixel] += batchSum;
+            sumBatchMeanSquares[pixel] += batchMean * batchMean;
+            sumSampleSquares[pixel] += squares;
+          }
+        }
+      }
+      rays += tileRays;
+      if (progress) progress->advance(std::uint64_t(x1 - x0) * (y1 - y0) * (last - first));
+    });
+    throwIfInterrupted();
+  };
+
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  std::uint32_t done = 0;
+  if (options.seconds <= 0.0) {
+    std::unique_ptr<Progress> progress;
+    if (options.showProgress)
+      progress = std::make_unique<Progress>("reference", std::uint64_t(pixelCount) * options.spp, "samples");
+    // Passes of 64 samples (a multiple of B) let Ctrl-C land between them too.
+    const std::uint32_t pass = 64;
+    while (done < options.spp) {
+      const std::uint32_t next = std::min(options.spp, done + pass);
+      renderPass(done, next, progress.get());
+      done = next;
+    }
+    if (progress) progress->finish();
+  } else {
+    // Time budget: passes of whole batches sized from the measured rate; the last pass may run
+    // past the budget by at most about half the time that was left before it.
+    const std::uint32_t cap =
+        options.spp > 0 ? std::max(batch, options.spp / batch * batch) : 0xffffffffU / batch * batch;
+    std::unique_ptr<Progress> progress;
+    if (options.showProgress)
+      progress = std::make_unique<Progress>("reference", std::uint64_t(options.seconds * 1000.0), "ms");
+    std::uint32_t pass = batch;
+    while (done < cap) {
+      const double before = elapsed();
+      const std::uint32_t next = std::uint32_t(std::min<std::uint64_t>(cap, std::uint64_t(done) + pass));
+      const std::uint32_t count = next - done;
+      renderPass(done, next, nullptr);
+      done = next;
+      const double now = elapsed();
+      if (progress)
+        progress->advance(std::uint64_t(std::min(now, options.seconds) * 1000.0) -
+                          std::uint64_t(std::min(before, options.seconds) * 1000.0));
+      const double perSample = (now - before) / double(count);
+      const double left = options.seconds - now;
+      if (left <= 0.0) break;
+      const double affordable = std::clamp(left / std::max(perSample, 1e-9) * 0.5, 1.0, 1024.0);
+      pass = std::max(batch, std::uint32_t(affordable) / batch * batch);
+    }
+    if (progress) progress->finish();
+  }
+
+  ReferenceImage result;
+  result.spp = done;
+  result.seconds = elapsed();
+  result.rayCount = rays.load();
+  result.radiance = display::Image(width, height);
+  result.variance = display::Image(width, height);
+  const double n = double(done);
+  const double batches = n / double(batch);
+  for (std::size_t pixel = 0; pixel < pixelCount; ++pixel) {
+    const glm::dvec3 mean = sum[pixel] / n;
+    result.radiance.pixels[pixel] = glm::vec3(mean);
+    glm::dvec3 variance(0.0);
+    if (batches >= 2.0) {
+      // Sample variance of the K batch means, s² = (Σm² − K·mean²)/(K − 1); the mean's is s²/K.
+      variance = glm::max(sumBatchMeanSquares[pixel] - batches * mean * mean, glm::dvec3(0.0)) /
+                 ((batches - 1.0) * batches);
+    } else if (done > 1) {
+      // A single batch: the per-sample variance s²/n, an upper bound for stratified points.
+      variance = glm::max(sumSampleSquares[pixel] - n * mean * mean, glm::dvec3(0.0)) / ((n - 1.0) * n);
+    }
+    result.variance.pixels[pixel] = glm::vec3(variance);
+  }
+  if (options.showProgress) {
+    char line[160];
+    std::snprintf(line, sizeof line, "reference: %u spp, %.1f s, %.2f Mrays/s", done, result.seconds,
+                  result.raysPerSecond() * 1e-6);
+    info(line);
+  }
+  return result;
+}
+
+}  // namespace ibrr::rays
