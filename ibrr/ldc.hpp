@@ -11,9 +11,10 @@
 // LDI's axis.
 //
 // Radiosity semantics: the value is B = Σ_h B_h, summed over the hemicubes h (one per VPL) that saw the layer,
-// where B_h is the weight-normalised average of that hemicube's splats on the layer (so a hemicube counts once,
-// whatever its resolution). Units are those of the inserted values (W/m² for I·g); it is radiosity *before* the
-// reflectivity ρ, which the display multiplies in and then adds emission: B_display = E + ρ·B.
+// where B_h is the area-weighted mean of that hemicube's samples over the part of the pixel they cover (see
+// ldc_builder.hpp; so a hemicube counts once, whatever its resolution, and its power is conserved). Units are
+// those of the inserted values (W/m² for I·g); it is radiosity *before* the reflectivity ρ, which the display
+// multiplies in and then adds emission: B_display = E + ρ·B.
 
 #include "ibrr/ldc_frame.hpp"
 

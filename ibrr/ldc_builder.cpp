@@ -16,18 +16,29 @@ namespace ibrr {
 
 namespace {
 
-// Samples per phase-1 chunk. Fixed, so chunking never depends on the thread count.
+// Samples per phase-1 chunk. Chunks never straddle two hemicubes and start at fixed offsets within one, so the
+// chunking depends neither on the thread count nor on how hemicubes are batched into insert() calls.
 constexpr std::size_t kChunkSamples = 8192;
+// Footprints are floored at this many LDI pixel areas, so that samples handed in with a zero footprint still
+// count (with a negligible weight next to any real footprint).
+constexpr float kMinSampleAreaPixels = 1e-9f;
+// Entries of the per-chunk cache that folds a sample's pixel contributions into an earlier record of the same
+// pixel (direct-mapped by pixel index; a power of two).
+constexpr std::size_t kFoldCacheSize = 256;
+// A splat whose pixel bounding box holds more pixels than this is not cut into pixel records in phase 1:
+// phase 2 rasterises it into each tile it touches (large splats overlap little, so folding gains little).
+constexpr int kPixelRecordMaxBox = 12;
 constexpr std::uint32_t kNoHemicube = std::numeric_limits<std::uint32_t>::max();
+constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
 
-// A layer while building: the plane, the running total, and the current hemicube's weighted sums.
+// A layer while building: the plane, the running total, and the current hemicube's area-weighted sums.
 struct BuildLayer {
   glm::vec3 n{0.0f};           // plane normal, unit (quantised to octahedral only when finalised)
   float d = 0.0f;              // plane offset p·n, world units
-  glm::vec3 total{0.0f};       // Σ over finished hemicubes of their averaged contribution
+  glm::vec3 total{0.0f};       // Σ over finished hemicubes of their area-weighted mean
   std::uint32_t count = 0;     // finished hemicubes
-  glm::vec3 pendingSum{0.0f};  // Σ w·value of the current hemicube
-  float pendingWeight = 0.0f;  // Σ w of the current hemicube
+  glm::vec3 pendingSum{0.0f};  // Σ a·E of the current hemicube
+  float pendingWeight = 0.0f;  // Σ a of the current hemicube (m²)
   std::int32_t next = -1;      // next layer of the same pixel, -1 ends the list
   std::uint32_t pendingHemicube = kNoHemicube;
 
@@ -42,35 +53,84 @@ struct BuildLayer {
   }
 };
 
-// A sample after phase 1: normalised, with its LDI, its splat set up, and its hemicube index within the batch.
-struct PreparedSample {
+// The sample that opened a record: its plane is what phase 2 matches against the pixel's layers.
+struct RecordPlane {
   glm::vec3 position{0.0f};
+  float d = 0.0f;  // position·normal
   glm::vec3 normal{0.0f};
-  glm::vec3 value{0.0f};
+  std::uint32_t hemicube = 0;  // within the insert() call
+};
+
+// One pixel's share of one or more samples of one hemicube: Σ a·E and Σ a (see ldc_builder.hpp).
+struct PixelRecord {
+  std::uint32_t plane = 0;  // index into the chunk's planes
+  std::uint32_t tile = 0;
+  std::uint32_t localPixel = 0;     // within the tile
+  float area = 0.0f;                // Σ a, m²
+  glm::vec3 areaValue{0.0f};        // Σ a·E
+  std::uint32_t splat = kNoRecord;  // a LargeSplat's share of one tile instead of one pixel's sums
+};
+
+// A record as phase 2 reads it: sorted by tile, with its plane inline so a tile's records are read in one sweep.
+struct TileRecord {
+  glm::vec3 position{0.0f};  // of the sample that opened the record
+  glm::vec3 normal{0.0f};
+  glm::vec3 areaValue{0.0f};  // Σ a·E
+  float area = 0.0f;          // Σ a, m²
   std::uint32_t hemicube = 0;
+  std::uint32_t localPixel = 0;
+  std::uint32_t splat = 0;  // kNoRecord for a pixel record, else the chunk's LargeSplat to rasterise here
+};
+
+// A splat too large for pixel records: phase 2 rasterises it into every tile it touches, a = w·A/W per pixel.
+struct LargeSplat {
   SplatRaster raster;
+  glm::vec3 value{0.0f};
+  float areaScale = 0.0f;  // A/W
 };
 
-// A (tile, sample) pair as emitted, before sorting by tile: one per tile a sample's splat touches (usually one).
-struct TiledRecord {
-  std::uint32_t tile;
-  std::uint32_t sample;
+struct ChunkRange {
+  std::uint32_t hemicube = 0;
+  std::uint32_t begin = 0, end = 0;  // sample range within the hemicube
 };
 
-struct ChunkOutput {
-  std::vector<std::uint32_t> samples;    // sample indices sorted by tile, in sample order within a tile
-  std::vector<std::uint32_t> tileStart;  // samples of tile t: [tileStart[t], tileStart[t+1])
-  std::vector<TiledRecord> unsorted;
+// Aligned to its own cache lines: chunks side by side in one vector are written by different threads.
+struct alignas(128) ChunkOutput {
+  std::vector<RecordPlane> planes;
+  std::vector<LargeSplat> largeSplats;
+  std::vector<PixelRecord> records;      // in creation order
+  std::vector<TileRecord> sorted;        // the same, stably sorted by tile
+  std::vector<std::uint32_t> tileStart;  // records of tile t: sorted[tileStart[t] .. tileStart[t+1])
+  std::vector<std::uint32_t> cursor;
   std::uint64_t dropped = 0;
   std::uint64_t splats = 0;
 };
+
+// True when a box splat of the sample certainly covers its own pixel only: its half-extent along either image
+// axis is at most |e1| + |e2| ≤ kSplatCoverage·(s/2 + l/2)/pixel (splat.hpp), and a neighbouring pixel centre
+// lies at least 1 − |frac − ½| from the centre. The margin keeps the test conservative against float rounding
+// and the rasteriser's edge slack, so the fast path gives exactly what rasterising the splat would.
+inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, const glm::vec3& n,
+                                  const glm::vec3& hemicubeCentre, float area, const glm::vec2& centre) {
+  if (!(area > 0.0f)) return false;  // the general path handles degenerate footprints
+  const glm::vec3 w = p - hemicubeCentre;
+  const float dist2 = glm::dot(w, w);
+  if (!(dist2 > 0.0f)) return false;
+  const float cosTheta = std::max(std::fabs(glm::dot(w, n)) / std::sqrt(dist2), kMinFootprintCos);
+  const float halfShort = 0.5f * std::sqrt(area * cosTheta);
+  const float extent = kSplatCoverage * frame.invPixelSize() * (halfShort + halfShort / cosTheta);
+  const float fx = centre.x - static_cast<float>(static_cast<int>(centre.x));  // centre ≥ 0: truncation = floor
+  const float fy = centre.y - static_cast<float>(static_cast<int>(centre.y));
+  const float room = 0.5f - std::max(std::fabs(fx - 0.5f), std::fabs(fy - 0.5f));  // to the nearest pixel edge
+  return extent * 1.01f + 1e-3f < room + 0.5f;
+}
 
 bool finite3(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
 }  // namespace
 
 struct LdcBuilder::Scratch {
-  std::vector<PreparedSample> prepared;
+  std::vector<ChunkRange> ranges;
   std::vector<ChunkOutput> chunks;
 };
 
@@ -104,8 +164,9 @@ void LdcBuilder::insert(const HemicubeSampleView& hemicube) {
 }
 
 void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
-  // Global sample index s runs over the hemicubes in order; hemicubeStart[h] is the first of hemicube h.
-  std::vector<std::size_t> hemicubeStart(hemicubes.size() + 1, 0);
+  std::vector<ChunkRange>& ranges = m_scratch->ranges;
+  ranges.clear();
+  std::size_t total = 0;
   for (std::size_t h = 0; h < hemicubes.size(); ++h) {
     const HemicubeSampleView& hc = hemicubes[h];
     const std::size_t n = hc.positions.size();
@@ -113,11 +174,13 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
       throw Error("hemicube " + std::to_string(h) + " has arrays of different lengths (positions " + std::to_string(n) +
                   ", normals " + std::to_string(hc.normals.size()) + ", values " + std::to_string(hc.values.size()) +
                   ", footprints " + std::to_string(hc.footprints.size()) + "); every sample needs all four");
-    hemicubeStart[h + 1] = hemicubeStart[h] + n;
+    total += n;
+    if (total > std::numeric_limits<std::uint32_t>::max())
+      throw Error("one insert() call takes at most 2^32-1 samples; split the batch");
+    for (std::size_t s0 = 0; s0 < n; s0 += kChunkSamples)
+      ranges.push_back(ChunkRange{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(s0),
+                                  static_cast<std::uint32_t>(std::min(n, s0 + kChunkSamples))});
   }
-  const std::size_t total = hemicubeStart.back();
-  if (total > std::numeric_limits<std::uint32_t>::max())
-    throw Error("one insert() call takes at most 2^32-1 samples; split the batch");
   m_stats.hemicubes += hemicubes.size();
   m_stats.samples += total;
   if (total == 0) return;
@@ -126,136 +189,217 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
   const int tileSize = m_tileSize;
   const int tilesPerSide = m_tilesPerSide;
   const std::size_t tileCount = m_tiles.size();
-  const std::size_t chunkCount = (total + kChunkSamples - 1) / kChunkSamples;
-  std::vector<PreparedSample>& prepared = m_scratch->prepared;
+  const std::size_t chunkCount = ranges.size();
   std::vector<ChunkOutput>& chunks = m_scratch->chunks;
-  if (prepared.size() < total) prepared.resize(total);
   if (chunks.size() < chunkCount) chunks.resize(chunkCount);
+  const float epsDistance = m_params.epsDistance;
+  const float minCos = 1.0f - m_params.epsNormal;
+  const SplatKernel kernel = m_kernel;
+  const float minArea = kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize();
+  const float resLast = static_cast<float>(res - 1);
 
-  // Phase 1: per chunk, prepare samples and list them under every tile their splat touches.
+  // Phase 1, in parallel over chunks: warp each sample, rasterise its splat, and give every covered pixel its
+  // share a = w·A/W of the sample's area (A the footprint, w the kernel weight, W the weights' sum over the
+  // splat) as a record (pixel, Σa, Σa·E). A share folds into an earlier record of the same chunk for the same
+  // pixel when the sample lies on that record's plane (the phase-2 matching test): near a VPL thousands of
+  // samples fall in one pixel and become one record, which also keeps one tile from holding most of the
+  // work. A large splat (low-resolution hemicubes, grazing angles) instead gets one record per tile it
+  // touches, rasterised there in phase 2. Records are then counting-sorted by tile, stably, with their plane
+  // copied in, so that phase 2 reads each tile's records in one sweep.
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunkCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+    std::uint32_t foldPixel[kFoldCacheSize];
+    std::uint32_t foldRecord[kFoldCacheSize];
+    glm::vec3 splatPixels[kPixelRecordMaxBox];  // (i, j, kernel weight) of a small splat's pixels
     for (std::size_t c = r.begin(); c != r.end(); ++c) {
+      const ChunkRange range = ranges[c];
+      const HemicubeSampleView& hc = hemicubes[range.hemicube];
       ChunkOutput& out = chunks[c];
-      const std::size_t s0 = c * kChunkSamples;
-      const std::size_t s1 = std::min(total, s0 + kChunkSamples);
-      out.unsorted.clear();
-      out.unsorted.reserve((s1 - s0) * 2);
-      out.dropped = 0;
-      std::size_t h = static_cast<std::size_t>(std::upper_bound(hemicubeStart.begin(), hemicubeStart.end(), s0) -
-                                               hemicubeStart.begin() - 1);
-      for (std::size_t s = s0; s < s1; ++s) {
-        while (s >= hemicubeStart[h + 1]) ++h;
-        const HemicubeSampleView& hc = hemicubes[h];
-        const std::size_t k = s - hemicubeStart[h];
+      out.planes.clear();
+      out.largeSplats.clear();
+      out.records.clear();
+      std::uint64_t dropped = 0;
+      std::uint64_t splats = 0;
+      std::fill(std::begin(foldRecord), std::end(foldRecord), kNoRecord);
+      for (std::uint32_t k = range.begin; k < range.end; ++k) {
         const glm::vec3 p = hc.positions[k];
         const glm::vec3 nIn = hc.normals[k];
         const glm::vec3 value = hc.values[k];
         const float area = hc.footprints[k];
         const float len2 = glm::dot(nIn, nIn);
         if (!finite3(p) || !finite3(value) || !std::isfinite(area) || !(len2 > 1e-20f) || !std::isfinite(len2)) {
-          ++out.dropped;
+          ++dropped;
           continue;
         }
-        const glm::vec3 n = nIn / std::sqrt(len2);
+        const glm::vec3 n = nIn * (1.0f / std::sqrt(len2));
         const int ldi = dominantAxis(n);
-        const SplatFootprint fp = splatFootprint(m_frame, ldi, p, n, hc.centre, std::max(area, 0.0f));
-        if (!(fp.centre.x >= 0.0f && fp.centre.y >= 0.0f && fp.centre.x < static_cast<float>(res) &&
-              fp.centre.y < static_cast<float>(res))) {
-          ++out.dropped;
+        const glm::vec2 centre = m_frame.toPixel(ldi, p);
+        if (!(centre.x >= 0.0f && centre.y >= 0.0f && centre.x < static_cast<float>(res) &&
+              centre.y < static_cast<float>(res))) {
+          ++dropped;
           continue;
         }
-        PreparedSample& prep = prepared[s];
-        prep.position = p;
-        prep.normal = n;
-        prep.value = value;
-        prep.hemicube = static_cast<std::uint32_t>(h);
-        prep.raster = prepareSplat(fp, m_kernel, res);
-        const std::uint32_t ldiTileBase = static_cast<std::uint32_t>(ldi * tilesPerSide * tilesPerSide);
-        const int ti0 = prep.raster.i0 / tileSize, ti1 = prep.raster.i1 / tileSize;
-        const int tj0 = prep.raster.j0 / tileSize, tj1 = prep.raster.j1 / tileSize;
-        for (int tj = tj0; tj <= tj1; ++tj)
-          for (int ti = ti0; ti <= ti1; ++ti)
-            out.unsorted.push_back(TiledRecord{ldiTileBase + static_cast<std::uint32_t>(tj * tilesPerSide + ti),
-                                               static_cast<std::uint32_t>(s)});
+        std::size_t pixelCount = 0;
+        float weightSum = 0.0f;
+        const float d = glm::dot(p, n);
+        std::uint32_t plane = kNoRecord;  // this sample's plane, added when it opens a record
+        if (kernel == SplatKernel::Box && boxCoversOwnPixelOnly(m_frame, p, n, hc.centre, area, centre)) {
+          // Fast path, same result as the general one: a box splat that reaches no neighbouring pixel centre.
+          splatPixels[0] = glm::vec3(std::min(static_cast<float>(static_cast<int>(centre.x)), resLast),
+                                     std::min(static_cast<float>(static_cast<int>(centre.y)), resLast), 1.0f);
+          pixelCount = 1;
+          weightSum = 1.0f;
+        } else {
+          const SplatFootprint fp = splatFootprint(m_frame, ldi, p, n, hc.centre, std::max(area, 0.0f));
+          const SplatRaster raster = prepareSplat(fp, kernel, res);
+          if ((raster.i1 - raster.i0 + 1) * (raster.j1 - raster.j0 + 1) > kPixelRecordMaxBox) {
+            // Large splat: one record per tile it touches, rasterised there in phase 2.
+            rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int, int, float w) {
+              ++pixelCount;
+              weightSum += w;
+            });
+            splats += pixelCount;
+            const auto splat = static_cast<std::uint32_t>(out.largeSplats.size());
+            out.largeSplats.push_back(LargeSplat{raster, value, std::max(area, minArea) / weightSum});
+            plane = static_cast<std::uint32_t>(out.planes.size());
+            out.planes.push_back(RecordPlane{p, d, n, range.hemicube});
+            for (int tj = raster.j0 / tileSize; tj <= raster.j1 / tileSize; ++tj)
+              for (int ti = raster.i0 / tileSize; ti <= raster.i1 / tileSize; ++ti) {
+                PixelRecord rec;
+                rec.plane = plane;
+                rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
+                rec.splat = splat;
+                out.records.push_back(rec);
+              }
+            continue;
+          }
+          rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
+            splatPixels[pixelCount++] = glm::vec3(static_cast<float>(i), static_cast<float>(j), w);
+            weightSum += w;
+          });
+        }
+        splats += pixelCount;
+        const float areaScale = std::max(area, minArea) / weightSum;  // A/W
+        for (std::size_t q = 0; q < pixelCount; ++q) {
+          const glm::vec3 px = splatPixels[q];
+          const int i = static_cast<int>(px.x);
+          const int j = static_cast<int>(px.y);
+          const float a = px.z * areaScale;
+          const std::uint32_t pixel = m_frame.globalPixel(ldi, i, j);
+          const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
+          const std::uint32_t prev = foldRecord[slot];
+          if (prev != kNoRecord && foldPixel[slot] == pixel) {
+            PixelRecord& rec = out.records[prev];
+            const RecordPlane& rp = out.planes[rec.plane];
+            if (std::fabs(glm::dot(p, rp.normal) - rp.d) < epsDistance && glm::dot(n, rp.normal) > minCos) {
+              rec.area += a;
+              rec.areaValue += a * value;
+              continue;
+            }
+          }
+          if (plane == kNoRecord) {
+            plane = static_cast<std::uint32_t>(out.planes.size());
+            out.planes.push_back(RecordPlane{p, d, n, range.hemicube});
+          }
+          const int ti = i / tileSize, tj = j / tileSize;
+          PixelRecord rec;
+          rec.plane = plane;
+          rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
+          rec.localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
+          rec.area = a;
+          rec.areaValue = a * value;
+          foldPixel[slot] = pixel;
+          foldRecord[slot] = static_cast<std::uint32_t>(out.records.size());
+          out.records.push_back(rec);
+        }
       }
+      out.dropped = dropped;
+      out.splats = splats;
       // Stable counting sort by tile.
       out.tileStart.assign(tileCount + 1, 0);
-      for (const TiledRecord& tr : out.unsorted) ++out.tileStart[tr.tile + 1];
+      for (const PixelRecord& rec : out.records) ++out.tileStart[rec.tile + 1];
       for (std::size_t t = 0; t < tileCount; ++t) out.tileStart[t + 1] += out.tileStart[t];
-      out.samples.resize(out.unsorted.size());
-      std::vector<std::uint32_t> cursor(out.tileStart.begin(), out.tileStart.end() - 1);
-      for (const TiledRecord& tr : out.unsorted) out.samples[cursor[tr.tile]++] = tr.sample;
+      if (out.sorted.size() < out.records.size()) out.sorted.resize(out.records.size());  // only grows
+      out.cursor.assign(out.tileStart.begin(), out.tileStart.end() - 1);
+      for (const PixelRecord& rec : out.records) {
+        const RecordPlane& plane = out.planes[rec.plane];
+        out.sorted[out.cursor[rec.tile]++] = TileRecord{plane.position, plane.normal,   rec.areaValue, rec.area,
+                                                        plane.hemicube, rec.localPixel, rec.splat};
+      }
     }
   });
 
-  // Phase 2: per tile, rasterise its samples' splats clipped to the tile, in global sample order.
-  const float epsDistance = m_params.epsDistance;
-  const float minCos = 1.0f - m_params.epsNormal;
-  const SplatKernel kernel = m_kernel;
-  std::vector<std::uint64_t> tileSplats(tileCount, 0);
+  // Phase 2, in parallel over tiles: each tile takes its records chunk by chunk, i.e. in sample order, matches
+  // or creates the pixel's layer (paper §3.1: |p'·n − d| < ε_d and n'·n > 1 − ε_n, nearest plane wins) and adds
+  // the record's sums to the layer's pending hemicube. A tile owns its pixels' layers: no two threads share one.
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tileCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
     for (std::size_t t = r.begin(); t != r.end(); ++t) {
       Tile& tile = *m_tiles[t];
+      auto accumulate = [&](std::uint32_t localPixel, const TileRecord& rec, float area, const glm::vec3& areaValue) {
+        std::int32_t idx = tile.head[localPixel];
+        std::int32_t best = -1;
+        std::int32_t last = -1;
+        float bestDist = epsDistance;
+        while (idx >= 0) {
+          const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
+          const float dist = std::fabs(glm::dot(rec.position, layer.n) - layer.d);
+          if (dist < bestDist && glm::dot(rec.normal, layer.n) > minCos) {
+            best = idx;
+            bestDist = dist;
+          }
+          last = idx;
+          idx = layer.next;
+        }
+        if (best < 0) {
+          best = static_cast<std::int32_t>(tile.layers.size());
+          BuildLayer layer;
+          layer.n = rec.normal;
+          layer.d = glm::dot(rec.position, rec.normal);
+          tile.layers.push_back(layer);
+          if (last < 0)
+            tile.head[localPixel] = best;
+          else
+            tile.layers[static_cast<std::size_t>(last)].next = best;
+        }
+        BuildLayer& layer = tile.layers[static_cast<std::size_t>(best)];
+        if (layer.pendingHemicube != rec.hemicube) {
+          if (layer.pendingHemicube == kNoHemicube)
+            tile.pending.push_back(best);
+          else
+            layer.flush();  // records come in hemicube order: the previous one is complete
+          layer.pendingHemicube = rec.hemicube;
+        }
+        layer.pendingSum += areaValue;
+        layer.pendingWeight += area;
+      };
       const int tileInLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
       const int iBase = (tileInLdi % tilesPerSide) * tileSize;
       const int jBase = (tileInLdi / tilesPerSide) * tileSize;
       const int iEnd = std::min(res, iBase + tileSize) - 1;
       const int jEnd = std::min(res, jBase + tileSize) - 1;
-      std::uint64_t splats = 0;
       for (std::size_t c = 0; c < chunkCount; ++c) {
         const ChunkOutput& chunk = chunks[c];
         for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
-          const PreparedSample& s = prepared[chunk.samples[k]];
-          rasterSplat(s.raster, kernel, iBase, iEnd, jBase, jEnd, [&](int i, int j, float weight) {
-            ++splats;
-            const auto localPixel = static_cast<std::size_t>((j - jBase) * tileSize + (i - iBase));
-            // Plane matching (paper §3.1): |p'·n − d| < ε_d and n'·n > 1 − ε_n; nearest plane wins.
-            std::int32_t idx = tile.head[localPixel];
-            std::int32_t best = -1;
-            std::int32_t last = -1;
-            float bestDist = epsDistance;
-            while (idx >= 0) {
-              const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
-              const float dist = std::fabs(glm::dot(s.position, layer.n) - layer.d);
-              if (dist < bestDist && glm::dot(s.normal, layer.n) > minCos) {
-                best = idx;
-                bestDist = dist;
-              }
-              last = idx;
-              idx = layer.next;
-            }
-            if (best < 0) {
-              best = static_cast<std::int32_t>(tile.layers.size());
-              BuildLayer layer;
-              layer.n = s.normal;
-              layer.d = glm::dot(s.position, s.normal);
-              tile.layers.push_back(layer);
-              if (last < 0)
-                tile.head[localPixel] = best;
-              else
-                tile.layers[static_cast<std::size_t>(last)].next = best;
-            }
-            BuildLayer& layer = tile.layers[static_cast<std::size_t>(best)];
-            if (layer.pendingHemicube != s.hemicube) {
-              if (layer.pendingHemicube == kNoHemicube)
-                tile.pending.push_back(best);
-              else
-                layer.flush();  // samples come in hemicube order: the previous one is complete
-              layer.pendingHemicube = s.hemicube;
-            }
-            layer.pendingSum += weight * s.value;
-            layer.pendingWeight += weight;
+          const TileRecord& rec = chunk.sorted[k];
+          if (rec.splat == kNoRecord) {
+            accumulate(rec.localPixel, rec, rec.area, rec.areaValue);
+            continue;
+          }
+          const LargeSplat& splat = chunk.largeSplats[rec.splat];
+          rasterSplat(splat.raster, kernel, iBase, iEnd, jBase, jEnd, [&](int i, int j, float w) {
+            const float a = w * splat.areaScale;
+            accumulate(static_cast<std::uint32_t>((j - jBase) * tileSize + (i - iBase)), rec, a, a * splat.value);
           });
         }
       }
       for (std::int32_t idx : tile.pending) tile.layers[static_cast<std::size_t>(idx)].flush();
       tile.pending.clear();
-      tileSplats[t] = splats;
     }
   });
 
-  for (std::size_t c = 0; c < chunkCount; ++c) m_stats.droppedSamples += chunks[c].dropped;
-  for (std::uint64_t n : tileSplats) m_stats.splatRecords += n;
+  for (std::size_t c = 0; c < chunkCount; ++c) {
+    m_stats.droppedSamples += chunks[c].dropped;
+    m_stats.splatRecords += chunks[c].splats;
+  }
 }
 
 BuilderStats LdcBuilder::stats() const {

@@ -4,17 +4,35 @@
 // insert() warps a batch of hemicubes into the three LDIs in parallel with TBB and is deterministic: the same
 // sequence of hemicubes gives the same store, byte for byte, whatever the thread count and however the
 // hemicubes are grouped into insert() calls. How:
-//   1. Samples are cut into fixed-size chunks (independent of the thread count). In parallel, each chunk
-//      computes every sample's LDI, plane and splat (its pixel bounds and kernel), and lists the sample under
-//      each LDI tile (a square of 16–32 pixels) its splat touches, counting-sorted by tile in sample order.
-//   2. In parallel over tiles, each tile walks the chunks in order, so it sees its samples in global sample
-//      order, rasterises each splat clipped to the tile, and for each covered pixel matches or creates a layer
+//   1. Each hemicube's samples are cut into fixed-size chunks (independent of the thread count and of the
+//      batching). In parallel, each chunk computes every sample's LDI, plane and splat and turns it into
+//      records: for a small splat one record per covered pixel holding the sums below, folded into an earlier
+//      record of the same chunk for that pixel when the sample lies on that record's plane (so the thousands of
+//      samples a hemicube puts into one pixel near its VPL become one record); for a large splat one record
+//      per LDI tile (a square of 16–32 pixels) it touches. Records are counting-sorted by tile, stably.
+//   2. In parallel over tiles, each tile walks the chunks in order, so it sees its records in global sample
+//      order, rasterises the large splats clipped to the tile, and for each pixel matches or creates a layer
 //      and accumulates. A tile owns its pixels and their layers, so no two threads touch the same layer, and
 //      every sum is formed in sample order.
-// Accumulation: within one hemicube a layer gathers Σ w·value and Σ w of that hemicube's splats; when the
-// hemicube is done the layer adds the average Σ w·value / Σ w to its total and counts one more hemicube.
+//
+// Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
+// gives the surface point it sees, and A_s = dω·r²/cos θ, the surface area it covers (footprintArea). Its
+// splat covers LDI pixels p with kernel weights w_sp (box: 1 on every covered pixel; Gaussian: exp(−m²/2)),
+// W_s = Σ_p w_sp. Pixel p receives the share  a_sp = A_s·w_sp / W_s  of the sample's area, so Σ_p a_sp = A_s
+// exactly. Within one hemicube a layer gathers Σ_s a_sp·E_s and Σ_s a_sp; when the hemicube is done the layer
+// adds the mean
+//     B_h(p) = Σ_s a_sp·E_s / Σ_s a_sp
+// to its total and counts one more hemicube. When the splats tile the surface (Σ_s a_sp = the area of the
+// surface in p, which the 1.25× enlarged footprints of splat.hpp give up to aliasing), B_h(p) is the mean of E
+// over the surface in p, and Σ_p B_h(p)·area(p) = Σ_s E_s·A_s: the store holds the power the hemicube
+// deposited, for any number of VPLs. (Weighting every sample alike, as this builder once did, counts a pixel's
+// dense part — near the VPL, near corners — as often as it has samples there, and overstates the power by up
+// to 15 % for a VPL within a pixel of a wall.) The mean is over the part of the pixel the hemicube saw: where
+// a pixel straddles the VPL's horizon or a shadow edge, its unseen part does not dilute it.
 // So overlapping splats of one hemicube are averaged, never summed (paper §4.3), and a hemicube rendered at
-// twice the resolution contributes the same radiosity; different hemicubes add.
+// twice the resolution (a quarter the area per sample, four times the samples) contributes the same radiosity;
+// different hemicubes add. A sample with a zero footprint weighs 1e-9 of a pixel's area, so it counts only
+// where nothing else does.
 
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc.hpp"
@@ -32,7 +50,7 @@ struct BuilderStats {
   std::uint64_t hemicubes = 0;       // hemicubes inserted (the VPL count)
   std::uint64_t samples = 0;         // samples handed in
   std::uint64_t droppedSamples = 0;  // non-finite, zero normal, or outside the cube
-  std::uint64_t splatRecords = 0;    // (pixel, sample) pairs accumulated: pixels per sample = splatRecords/samples
+  std::uint64_t splatRecords = 0;    // (pixel, sample) pairs covered: pixels per sample = splatRecords/samples
   std::uint64_t layers = 0;          // layers created so far
 };
 

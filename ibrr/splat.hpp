@@ -26,8 +26,8 @@
 // exp(−m²/2) with m² = dᵀ V⁻¹ d, d = pixel centre − p, cut off at m ≤ kGaussianCutoff = 2 (along the axes that
 // reaches 1.15 of the scaled half-edges, at the diagonals 0.82 of them, about the unscaled footprint). The
 // pixel containing p is always included (its weight is at least e⁻³, as m² ≤ 6 there), so a splat is never
-// empty. Weights only matter relative to other splats of the same hemicube on the same layer (they are
-// normalised there), so nearer samples dominate and shadow edges are not pushed outward as with the box.
+// empty. A sample's weights are normalised over its splat and scaled by its area (ldc_builder.hpp), so each
+// pixel takes the area-weighted mean and shadow edges are not pushed outward as with the box.
 
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_frame.hpp"
@@ -60,6 +60,16 @@ struct SplatFootprint {
 
 // p: sample position, n: unit normal, hemicubeCentre: the VPL, area: footprint area m² (footprintArea).
 namespace detail {
+// floor and ceil for |x| < 2³¹ as plain integer arithmetic: without SSE4.1 the library versions cost a dozen
+// instructions each, and the splat setup and rasteriser call them per sample and per row.
+inline int floorToInt(float x) {
+  const int i = static_cast<int>(x);
+  return i - (x < static_cast<float>(i) ? 1 : 0);
+}
+inline int ceilToInt(float x) {
+  const int i = static_cast<int>(x);
+  return i + (x > static_cast<float>(i) ? 1 : 0);
+}
 // Scales v down so that its length is at most maxLength (pixels).
 inline glm::vec2 clampLength(const glm::vec2& v, float maxLength) {
   const float len2 = glm::dot(v, v);
@@ -152,16 +162,35 @@ inline SplatRaster prepareSplat(const SplatFootprint& fp, SplatKernel kernel, in
   }
   // Pixel centres x + 0.5 with |x + 0.5 − centre| ≤ half; the own pixel may lie outside for a footprint smaller
   // than a pixel, so the bounds are widened to include it.
-  const int i0 = std::max(0, static_cast<int>(std::ceil(fp.centre.x - halfU - 0.5f)));
-  const int i1 = std::min(resolution - 1, static_cast<int>(std::floor(fp.centre.x + halfU - 0.5f)));
-  const int j0 = std::max(0, static_cast<int>(std::ceil(fp.centre.y - halfV - 0.5f)));
-  const int j1 = std::min(resolution - 1, static_cast<int>(std::floor(fp.centre.y + halfV - 0.5f)));
+  // |centre| < R ≤ 8192 and the half-extents are a few tens of pixels, well inside int range.
+  const int i0 = std::max(0, detail::ceilToInt(fp.centre.x - halfU - 0.5f));
+  const int i1 = std::min(resolution - 1, detail::floorToInt(fp.centre.x + halfU - 0.5f));
+  const int j0 = std::max(0, detail::ceilToInt(fp.centre.y - halfV - 0.5f));
+  const int j1 = std::min(resolution - 1, detail::floorToInt(fp.centre.y + halfV - 0.5f));
   r.i0 = static_cast<std::int16_t>(std::min(i0, ownI));
   r.i1 = static_cast<std::int16_t>(std::max(i1, ownI));
   r.j0 = static_cast<std::int16_t>(std::min(j0, ownJ));
   r.j1 = static_cast<std::int16_t>(std::max(j1, ownJ));
   return r;
 }
+
+namespace detail {
+inline constexpr float kEdgeSlack = 1.0f + 1e-4f;  // pixel centres exactly on a shared edge go to both splats
+// The exact test of one pixel: calls f(i, j, weight) when the splat covers pixel (i, j); dy = j + ½ − centre.y.
+template <class F>
+inline void splatPixel(const SplatRaster& r, SplatKernel kernel, int i, int j, float dy, F& f) {
+  const bool own = (i == r.ownI && j == r.ownJ);
+  const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
+  if (kernel == SplatKernel::Box) {
+    const float alpha = r.m00 * dx + r.m01 * dy;
+    const float beta = r.m10 * dx + r.m11 * dy;
+    if (own || (std::fabs(alpha) <= kEdgeSlack && std::fabs(beta) <= kEdgeSlack)) f(i, j, 1.0f);
+  } else {
+    const float m2 = r.m00 * dx * dx + 2.0f * r.m01 * dx * dy + r.m11 * dy * dy;
+    if (own || m2 <= kGaussianCutoff * kGaussianCutoff) f(i, j, std::exp(-0.5f * m2));
+  }
+}
+}  // namespace detail
 
 // Calls f(i, j, weight) for every covered pixel inside [iLo, iHi] × [jLo, jHi], weight > 0, row-major (j, then i).
 template <class F>
@@ -173,22 +202,57 @@ void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int
       f(static_cast<int>(r.ownI), static_cast<int>(r.ownJ), 1.0f);
     return;
   }
-  constexpr float kEdgeSlack = 1.0f + 1e-4f;  // pixel centres exactly on a shared edge go to both splats
+  constexpr float kEdgeSlack = detail::kEdgeSlack;
   constexpr float kCutoff2 = kGaussianCutoff * kGaussianCutoff;
+  const bool wide = ib - ia >= 4;  // narrow boxes are cheaper to test pixel by pixel than to solve for runs
   for (int j = ja; j <= jb; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
-    for (int i = ia; i <= ib; ++i) {
-      const bool own = (i == r.ownI && j == r.ownJ);
-      const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
-      if (kernel == SplatKernel::Box) {
-        const float alpha = r.m00 * dx + r.m01 * dy;
-        const float beta = r.m10 * dx + r.m11 * dy;
-        if (own || (std::fabs(alpha) <= kEdgeSlack && std::fabs(beta) <= kEdgeSlack)) f(i, j, 1.0f);
-      } else {
-        const float m2 = r.m00 * dx * dx + 2.0f * r.m01 * dx * dy + r.m11 * dy * dy;
-        if (own || m2 <= kCutoff2) f(i, j, std::exp(-0.5f * m2));
+    if (!wide) {
+      for (int i = ia; i <= ib; ++i) detail::splatPixel(r, kernel, i, j, dy, f);
+      continue;
+    }
+    // The row's covered pixels form one run; solve for its ends (dx = pixel centre − centre.x) and test only
+    // one pixel either side of it, so a long, thin splat at a grazing angle costs its covered pixels, not its
+    // bounding box. The exact per-pixel test below still decides, so the result is the same as testing every
+    // pixel of the box.
+    float dxLo = -1e30f, dxHi = 1e30f;
+    auto clipSlab = [&](float m, float c) {  // |m·dx + c| ≤ kEdgeSlack
+      if (std::fabs(m) > 1e-30f) {
+        const float x0 = (-kEdgeSlack - c) / m, x1 = (kEdgeSlack - c) / m;
+        dxLo = std::max(dxLo, std::min(x0, x1));
+        dxHi = std::min(dxHi, std::max(x0, x1));
+      } else if (std::fabs(c) > kEdgeSlack) {
+        dxLo = 1e30f;
+        dxHi = -1e30f;
+      }
+    };
+    if (kernel == SplatKernel::Box) {
+      clipSlab(r.m00, r.m01 * dy);
+      clipSlab(r.m10, r.m11 * dy);
+    } else {
+      // m00·dx² + 2·m01·dy·dx + m11·dy² ≤ kCutoff2, m00 > 0 (V⁻¹ is positive definite). A negative
+      // discriminant (the row misses the ellipse, or grazes it within rounding) still tests the pixels around
+      // the vertex.
+      const float disc = std::max(0.0f, r.m01 * r.m01 * dy * dy - r.m00 * (r.m11 * dy * dy - kCutoff2));
+      const float root = std::sqrt(disc);
+      dxLo = (-r.m01 * dy - root) / r.m00;
+      dxHi = (-r.m01 * dy + root) / r.m00;
+    }
+    int runA = ib + 1, runB = ia - 1;  // empty unless the row crosses the splat
+    if (dxLo <= dxHi) {
+      // i + 0.5 − centre.x ∈ [dxLo, dxHi], widened by a pixel against rounding.
+      const float lo = std::max(r.centre.x + dxLo - 0.5f, static_cast<float>(ia)) - 1.0f;
+      const float hi = std::min(r.centre.x + dxHi - 0.5f, static_cast<float>(ib)) + 1.0f;
+      if (lo <= hi) {  // both within [ia − 1, ib + 1] here
+        runA = std::max(ia, detail::floorToInt(lo));
+        runB = std::min(ib, detail::ceilToInt(hi));
       }
     }
+    if (j == r.ownJ && r.ownI >= ia && r.ownI <= ib) {  // the own pixel is always in
+      runA = std::min(runA, static_cast<int>(r.ownI));
+      runB = std::max(runB, static_cast<int>(r.ownI));
+    }
+    for (int i = runA; i <= runB; ++i) detail::splatPixel(r, kernel, i, j, dy, f);
   }
 }
 

@@ -65,12 +65,15 @@ TEST_CASE("plane: retrieval matches the analytic point-light radiosity", "[store
     // samples whose (1.5× enlarged) footprints cover its centre, off-centre by up to ~1/4 pixel depending on
     // how the hemicube grid falls on the LDI grid: ≈ 1 % bias. The Gaussian splat weights them by distance,
     // which removes most of it; nearest retrieval adds up to half a pixel of displacement (2 %).
+    // Gaussian + bilinear: each layer holds the area-weighted mean over its (kernel-blurred) pixel, and
+    // interpolating pixel means of this curved field differs from the point value by up to 0.4 % (was 0.3 %
+    // when the far, larger samples weighed as much as near ones): 0.5 %.
     const bool box = kernel == SplatKernel::Box;
     const struct {
       RetrievalFilter filter;
       float relTol;
     } cases[] = {{RetrievalFilter::Nearest, box ? 0.03f : 0.025f},
-                 {RetrievalFilter::Bilinear, box ? 0.015f : 0.003f},
+                 {RetrievalFilter::Bilinear, box ? 0.015f : 0.005f},
                  {RetrievalFilter::Average, 0.025f}};
     for (const auto& c : cases) {
       const ErrorReport rep = compare(store, scene, lights, points, c.filter, c.relTol, 1e-4f);
