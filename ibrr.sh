@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ibrr set-up and build driver. On a fresh Debian 12 machine, as root:
-#   ./ibrr.sh demo   install what is missing, build (Release), render the built-in Cornell box
+#   ./ibrr.sh demo   install what is missing, build (Release), bake the built-in Cornell box's IBRR store
+#                    and render it to out/cornell.png
 #   ./ibrr.sh test   install what is missing, build, run the store suite under AddressSanitizer +
 #                    UBSan, then the whole test suite (ctest)
 #   ./ibrr.sh build  install what is missing and build only
@@ -57,8 +58,9 @@ case "$command" in
     install_missing
     build
     mkdir -p "$ROOT/out"
-    "$BUILD_DIR/bin/ibrr" render cornell --view albedo -o "$ROOT/out/cornell_albedo.png"
-    say "the picture is at $ROOT/out/cornell_albedo.png"
+    "$BUILD_DIR/bin/ibrr" bake cornell -o "$ROOT/out/cornell.ibrr"
+    "$BUILD_DIR/bin/ibrr" render cornell --store "$ROOT/out/cornell.ibrr" --supersample 2 -o "$ROOT/out/cornell.png"
+    say "the picture is at $ROOT/out/cornell.png (store: $ROOT/out/cornell.ibrr)"
     ;;
   test)
     install_missing

@@ -19,11 +19,11 @@ namespace ibrr::bake {
 inline constexpr float kAutoClampDistance = 0.06f;
 
 struct BakeOptions {
-  std::uint32_t paths = 2048;           // N light paths (particles) leaving the lights
+  std::uint32_t paths = 1024;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
   std::uint32_t maxBounces = 8;         // reflections after which a path stops (Cornell: 8 lose ≈ 0.2%)
   int ldcResolution = 256;              // R, pixels per LDI side
-  int hemicubeResolution = 256;         // H, for VPLs on the lights (sharp direct shadows), even
+  int hemicubeResolution = 128;         // H, for VPLs on the lights (sharp direct shadows), even
   int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even
   SplatKernel splat = SplatKernel::Box;
   // Upper bound on the geometry term g = I(ω)/Φ·cosθx/r² (1/area in scene units), against the
