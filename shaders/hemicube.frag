@@ -4,10 +4,10 @@
 //   g = I(ω)/Φ · cosθx / r²
 // so that the VPL's power Φ times g is the irradiance it gives the point (W/m² for Φ in W and
 // lengths in m; no visibility term: the depth test is the visibility). I(ω)/Φ is the VPL's
-// emission profile: a Lambertian surface cosθi/π, an isotropic point 1/(4π), a spot its cone
-// profile normalised over the sphere (the same formulas as rays::vplIntensity). No clamp here:
+// emission profile (vpl_emission.glsl). No clamp here:
 // the bake may bound g (--clamp) on the CPU.
 #include "scene_uniforms.glsl"
+#include "vpl_emission.glsl"
 
 in VertexData {
   vec3 worldPosition;
@@ -23,16 +23,6 @@ layout(location = 19) uniform vec2 u_spotCos;   // cos of the inner and outer co
 layout(location = 0) out vec4 o_position;        // xyz world position, w = 1 (covered)
 layout(location = 1) out vec4 o_normalGeometry;  // xyz normal facing the VPL, w = g
 
-const float kPi = 3.14159265358979;
-
-float spotProfile(float cosTheta) {
-  // Full inside the inner cone, smoothstep down to zero at the outer cone; normalised so that the
-  // profile integrates to one over the sphere: 2π·[(1 − cosInner) + (cosInner − cosOuter)/2].
-  float ramp = smoothstep(u_spotCos.y, u_spotCos.x, cosTheta);
-  float integral = (1.0 - u_spotCos.x) + 0.5 * (u_spotCos.x - u_spotCos.y);
-  return ramp / (2.0 * kPi * integral);
-}
-
 void main() {
   vec3 toCentre = u_centre - v_in.worldPosition;
   float r2 = max(dot(toCentre, toCentre), 1e-30);
@@ -43,7 +33,7 @@ void main() {
   if (dot(normal, towardsCentre) < 0.0) normal = -normal;
   float cosX = max(dot(normal, towardsCentre), 0.0);
   float cosI = dot(u_axis, -towardsCentre);
-  float profile = u_profile == 0 ? max(cosI, 0.0) / kPi : (u_profile == 1 ? 0.25 / kPi : spotProfile(cosI));
+  float profile = vplEmissionProfile(u_profile, cosI, u_spotCos);
   o_position = vec4(v_in.worldPosition, 1.0);
   o_normalGeometry = vec4(normal, profile * cosX / r2);
 }

@@ -4,6 +4,8 @@
 // with the visibility V from the VPL's hemicube atlas used as a shadow map: x is lit when the
 // surface its direction hits in the atlas is not nearer to the VPL than x (minus a bias).
 // One dispatch per VPL; the accumulation image starts as the emission.
+#include "vpl_emission.glsl"
+
 layout(local_size_x = 8, local_size_y = 8) in;
 
 layout(binding = 0) uniform sampler2D u_position;  // G-buffer: xyz world, w coverage
@@ -25,14 +27,6 @@ layout(location = 9) uniform float u_biasMin;    // world units
 layout(location = 10) uniform int u_faceFirstRow[6];
 layout(location = 16) uniform int u_faceRows[6];
 layout(location = 22) uniform mat4 u_faceViewProjection[6];
-
-const float kPi = 3.14159265358979;
-
-float spotProfile(float cosTheta) {
-  float ramp = smoothstep(u_spotCos.y, u_spotCos.x, cosTheta);
-  float integral = (1.0 - u_spotCos.x) + 0.5 * (u_spotCos.x - u_spotCos.y);
-  return ramp / (2.0 * kPi * integral);
-}
 
 // Distance from the VPL to the nearest surface in the direction of x, from the atlas; -1 if the
 // direction is outside every face (behind a hemicube) or nothing was drawn there.
@@ -66,7 +60,7 @@ void main() {
   float cosX = dot(normal, towardsCentre);
   if (cosX <= 0.0) return;  // the VPL is behind the visible side
   float cosI = dot(u_axis, -towardsCentre);
-  float profile = u_profile == 0 ? max(cosI, 0.0) / kPi : (u_profile == 1 ? 0.25 / kPi : spotProfile(cosI));
+  float profile = vplEmissionProfile(u_profile, cosI, u_spotCos);
   float g = profile * cosX / r2;
   if (u_clamp > 0.0) g = min(g, u_clamp);
   if (g <= 0.0) return;
@@ -76,5 +70,5 @@ void main() {
   if (occluder < 0.0 || occluder < r - bias) return;
   vec3 albedo = texelFetch(u_albedo, pixel, 0).rgb;
   vec4 sum = imageLoad(u_accumulation, pixel);
-  imageStore(u_accumulation, pixel, vec4(sum.rgb + albedo / kPi * u_power * g, 1.0));
+  imageStore(u_accumulation, pixel, vec4(sum.rgb + albedo / kVplPi * u_power * g, 1.0));
 }

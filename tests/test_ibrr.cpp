@@ -99,6 +99,23 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
     const float cosine = capture.centre.y / std::sqrt(r2);
     CHECK(capture.normalsGeometry[i].w == Approx(cosine * cosine / (glm::pi<float>() * r2)).epsilon(1e-4));
   }
+
+  // An isotropic point light gets a full cube and g = cosθx/(4π r²).
+  source.profile = bake::EmissionProfile::IsotropicPoint;
+  hemicubes.render(source, 64, capture);
+  REQUIRE(capture.faces.size() == 6);
+  double pointSolidAngle = 0.0;
+  for (const bake::HemicubeFace& face : capture.faces)
+    for (int row = 0; row < face.rows; ++row)
+      for (int x = 0; x < 64; ++x) {
+        const std::size_t i = std::size_t(face.firstRow + row) * 64 + x;
+        if (capture.positions[i].w < 0.5f) continue;
+        pointSolidAngle += bake::atlasPixelSolidAngle(face, 64, x, row);
+        const glm::vec3 d = glm::vec3(capture.positions[i]) - source.position;
+        const float r2 = glm::dot(d, d);
+        CHECK(capture.normalsGeometry[i].w == Approx(1.0f / std::sqrt(r2) / (4.0f * glm::pi<float>() * r2)).epsilon(1e-4));
+      }
+  CHECK(pointSolidAngle == Approx(4.0 * std::asin(side2 / (side2 + 4.0))).epsilon(2e-3));
 }
 
 TEST_CASE("furnace: IBRR reconstructs E/(1−a) = 2 everywhere", "[ibrr][gpu]") {
