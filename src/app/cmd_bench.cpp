@@ -18,6 +18,7 @@ struct BenchOptions {
   std::string json;
   bool convergence = false;
   std::string sharedScenes = "../shared/scenes";
+  std::string sections = "bake,display,geometry";
 };
 
 void runBench(const BenchOptions& options) {
@@ -50,6 +51,9 @@ void runBench(const BenchOptions& options) {
     display::IbrrBenchOptions ibrr;
     ibrr.quick = options.quick;
     ibrr.sharedScenes = options.sharedScenes;
+    ibrr.bake = options.sections.find("bake") != std::string::npos;
+    ibrr.display = options.sections.find("display") != std::string::npos;
+    ibrr.geometry = options.sections.find("geometry") != std::string::npos;
     display::runIbrrBenchmark(ibrr, std::cout);
   }
 }
@@ -66,11 +70,15 @@ void addBenchCommand(CLI::App& app) {
   command->add_flag("--convergence", options->convergence,
                     "rays benchmark: also render 4096 spp and check relRMSE against 1/sqrt(spp)");
   command
+      ->add_option("--sections", options->sections,
+                   "ibrr benchmark: which of bake, display, geometry to run (comma-separated)")
+      ->capture_default_str();
+  command
       ->add_option("--shared-scenes", options->sharedScenes,
                    "folder of the shared test scenes (conference room, bunny, dragon)")
       ->capture_default_str();
   command->footer(
-      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench all --quick");
+      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections display\n  ibrr bench all --quick");
   command->callback([options] { runBench(*options); });
 }
 

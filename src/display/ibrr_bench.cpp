@@ -11,6 +11,7 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iomanip>
@@ -55,37 +56,45 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
   out << line << std::flush;
 }
 
-// Display cost per frame (G-buffer + reconstruction), averaged over a few frames.
+// Display cost per frame (G-buffer + reconstruction): the median over several frames, since the
+// shared machines here are noisy.
 struct FrameTimes {
   double gbufferMs, gpuMs, cpuMs;
 };
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
 
 FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, int width, int height, int frames) {
   const gpu::SceneRenderer renderer(scene);
   GBuffer gbuffer(width, height);
   GpuReconstructor reconstructor(store);
   const ReconstructionOptions options;
-  FrameTimes times{0, 0, 0};
-  gbuffer.render(renderer, scene, scene.camera(""));  // warm-up
-  reconstructor.run(gbuffer, options);
-  glFinish();
-  for (int f = 0; f < frames; ++f) {
+  std::vector<double> gbufferMs, gpuMs, cpuMs;
+  for (int f = -2; f < frames; ++f) {  // two warm-up frames
     auto start = Clock::now();
     gbuffer.render(renderer, scene, scene.camera(""));
     glFinish();
-    times.gbufferMs += 1e3 * secondsSince(start) / frames;
+    const double g = 1e3 * secondsSince(start);
     start = Clock::now();
     reconstructor.run(gbuffer, options);
     glFinish();
-    times.gpuMs += 1e3 * secondsSince(start) / frames;
-    times.cpuMs += 1e3 * reconstructOnCpu(gbuffer, store, options).seconds / frames;
+    const double r = 1e3 * secondsSince(start);
+    const double c = 1e3 * reconstructOnCpu(gbuffer, store, options).seconds;
+    if (f < 0) continue;
+    gbufferMs.push_back(g);
+    gpuMs.push_back(r);
+    cpuMs.push_back(c);
   }
-  return times;
+  return {median(gbufferMs), median(gpuMs), median(cpuMs)};
 }
 
 void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
   const int width = quick ? 320 : 1280, height = quick ? 180 : 720;
-  out << "display at " << width << "x" << height << " (Cornell, bilinear filter; stores baked with H = h = 64):\n";
+  out << "display at " << width << "x" << height
+      << " (Cornell, bilinear filter, median of 15 frames; stores baked with H = h = 64):\n";
   // VPLs per light path in this scene, to aim the path count at a VPL count.
   bake::BakeOptions probe;
   probe.paths = 1000;
@@ -96,7 +105,7 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
     options.paths = std::max(1u, std::uint32_t(double(target) / vplsPerPath + 0.5));
     options.hemicubeResolution = options.indirectHemicubeResolution = 64;
     const bake::BakeResult baked = bake::bakeStore(scene, options);
-    const FrameTimes times = timeFrames(scene, baked.store, width, height, quick ? 2 : 5);
+    const FrameTimes times = timeFrames(scene, baked.store, width, height, quick ? 3 : 15);
     if (target == 100) gpuAt100 = times.gbufferMs + times.gpuMs;
     if (target == 1000) ibrrAt1000 = times.gbufferMs + times.gpuMs;
     char line[256];
@@ -186,16 +195,17 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
   const scene::Scene cornell = scene::loadScene(scene::builtinSceneFolder() / "cornell.json");
   bake::BakeOptions defaults;
   if (options.quick) defaults.paths = 32;
-  out << "bake with the default settings (" << defaults.paths << " paths, R = " << defaults.ldcResolution
-      << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
-  benchBake("cornell", cornell, defaults, out);
-  const fs::path conference = scene::builtinSceneFolder() / "conference.json";
-  std::error_code ec;
-  if (!options.quick && fs::exists(options.sharedScenes / "conference" / "conference.obj", ec)) {
-    benchBake("conference", scene::loadScene(conference), defaults, out);
+  if (options.bake) {
+    out << "bake with the default settings (" << defaults.paths << " paths, R = " << defaults.ldcResolution
+        << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
+    benchBake("cornell", cornell, defaults, out);
+    const fs::path conference = scene::builtinSceneFolder() / "conference.json";
+    std::error_code ec;
+    if (!options.quick && fs::exists(options.sharedScenes / "conference" / "conference.obj", ec))
+      benchBake("conference", scene::loadScene(conference), defaults, out);
   }
-  benchDisplay(cornell, options.quick, out);
-  benchGeometryIndependence(options.sharedScenes, options.quick, out);
+  if (options.display) benchDisplay(cornell, options.quick, out);
+  if (options.geometry) benchGeometryIndependence(options.sharedScenes, options.quick, out);
   return 0;
 }
 
