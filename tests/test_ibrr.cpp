@@ -121,9 +121,11 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
 TEST_CASE("furnace: IBRR reconstructs E/(1−a) = 2 everywhere", "[ibrr][gpu]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  // Hemicubes of 128² pixels: coarser ones lose up to 2% of a near-wall VPL's power in the store.
-  bake::BakeOptions options = quickBake(256);
-  options.hemicubeResolution = options.indirectHemicubeResolution = 128;
+  // The VPL estimate has a heavy tail (g ~ 1/r² next to a VPL, unclamped here): a finite VPL set
+  // under-estimates the mean where the camera looks, by 2.2% at 256 paths and 1.5% at 1,024 (Keller
+  // on the same VPLs measures the same), so this needs ~1,000 paths to meet the 2% of the issue.
+  bake::BakeOptions options = quickBake(1024);
+  options.indirectHemicubeResolution = 64;
   options.maxBounces = 40;       // a^40 ≈ 1e-12: no light lost
   options.geometryClamp = 0.0f;  // unbiased: the clamp would darken the corners
   const bake::BakeResult baked = bake::bakeStore(scene, options);
@@ -135,10 +137,7 @@ TEST_CASE("furnace: IBRR reconstructs E/(1−a) = 2 everywhere", "[ibrr][gpu]") 
   const glm::vec3 sum = std::accumulate(result.radiance.pixels.begin(), result.radiance.pixels.end(), glm::vec3(0.0f));
   const glm::vec3 mean = sum / float(result.radiance.pixels.size());
   INFO("mean radiance " << mean.x << " " << mean.y << " " << mean.z);
-  // Measured 1.958 (2.1% low). The hemicubes deposit their power exactly (Σ g·A = 1 to 1e-4) and
-  // the VPL powers follow a^k, so the remaining ~1% loss is in the store's splat tiling; the
-  // issue's target is 2%, this bound keeps the current state from getting worse.
-  for (int c = 0; c < 3; ++c) CHECK(mean[c] == Approx(2.0f).epsilon(0.025));
+  for (int c = 0; c < 3; ++c) CHECK(mean[c] == Approx(2.0f).epsilon(0.02));
 }
 
 TEST_CASE("GPU and CPU reconstruction agree within 1e-3 relative on every covered pixel", "[ibrr][gpu]") {
