@@ -72,7 +72,7 @@ case "$command" in
       cmake -S "$ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
     fi
     cmake --build "$ASAN_DIR" -j "$JOBS" --target ibrr_store_tests
-    (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -R "^store: ")
+    (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -R "^store:")
     cd "$BUILD_DIR"
     ctest --output-on-failure -j "$JOBS"
     ;;
