@@ -44,7 +44,7 @@ void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
   command
       .add_option("--clamp", b.geometryClamp,
                   "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; "
-                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 6% of the scene diagonal")
+                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal")
       ->capture_default_str();
 }
 

@@ -16,10 +16,10 @@
 namespace ibrr::bake {
 
 // The automatic clamp distance as a fraction of the scene diagonal (see BakeOptions).
-inline constexpr float kAutoClampDistance = 0.06f;
+inline constexpr float kAutoClampDistance = 0.045f;
 
 struct BakeOptions {
-  std::uint32_t paths = 1024;           // N light paths (particles) leaving the lights
+  std::uint32_t paths = 4096;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
   std::uint32_t maxBounces = 8;         // reflections after which a path stops (Cornell: 8 lose ≈ 0.2%)
   int ldcResolution = 256;              // R, pixels per LDI side
@@ -30,7 +30,7 @@ struct BakeOptions {
   // 1/r² singularity where a VPL sits near another surface (corners), which otherwise shows as
   // bright blotches. 0 = no clamp (unbiased); negative = automatic (the default): the value of
   // g for a Lambertian VPL facing a point at r = kAutoClampDistance·(scene diagonal),
-  // g_max = 1/(π r²). It darkens corners slightly (the Cornell box loses under 1% of its energy).
+  // g_max = 1/(π r²). It darkens corners slightly (the Cornell box loses about 1% of its energy).
   float geometryClamp = -1.0f;
   float epsDistance = 0.0f;  // ε_d of the store, world units; 0 = the store's default (1 LDI pixel)
   float epsNormal = 0.0f;    // ε_n; 0 = the store's default
