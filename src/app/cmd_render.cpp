@@ -7,8 +7,8 @@
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
 #include "util/log.hpp"
+#include "util/stopwatch.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 namespace ibrr::app {
@@ -90,23 +90,23 @@ void runRender(const RenderOptions& options) {
   }
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
   const int factor = options.supersample;
-  display::RenderOutput output =
-      method.render({scene, camera, size.width * factor, size.height * factor, settings});
+  display::RenderOutput output = method.render({scene, camera, size.width * factor, size.height * factor, settings});
   if (factor > 1) {
     output.image = display::downsample(output.image, factor);
     // A pixel is a hole when any of its samples is one.
     std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
     for (std::size_t i = 0; i < output.holes.size(); ++i)
       if (output.holes[i]) {
-        const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor, y = i / (std::size_t(size.width) * factor) / factor;
+        const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor,
+                          y = i / (std::size_t(size.width) * factor) / factor;
         holes[y * size.width + x] = 1;
       }
     output.holes = std::move(holes);
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = stopwatch.seconds();
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;
   tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
@@ -145,8 +145,9 @@ void addRenderCommand(CLI::App& app) {
   command->add_option("--target", options->target, "point looked at X,Y,Z")->delimiter(',')->expected(3);
   command->add_option("--fov", options->fov, "vertical field of view, degrees");
   command->add_option("--size", options->size, "image size WxH (default: the manifest's image size, else 512x512)");
-  command->add_option("--supersample", options->supersample,
-                      "N×N samples per pixel, box-filtered (anti-aliased edges, as the reference has)")
+  command
+      ->add_option("--supersample", options->supersample,
+                   "N×N samples per pixel, box-filtered (anti-aliased edges, as the reference has)")
       ->capture_default_str();
   command
       ->add_option("-o,--output", options->output,

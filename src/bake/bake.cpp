@@ -8,22 +8,18 @@
 #include "rays/vpl.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
+#include "util/stopwatch.hpp"
 
 #include <tbb/parallel_for.h>
 #include <tbb/task_group.h>
 
 #include <glm/gtc/constants.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <memory>
 
 namespace ibrr::bake {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // A batch of read-back hemicubes waiting to be warped together (more parallel work per insertion).
 struct Batch {
@@ -130,7 +126,7 @@ void checkOptions(const BakeOptions& options) {
 
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress) {
   checkOptions(options);
-  const auto bakeStart = Clock::now();
+  const Stopwatch bakeTime;
   BakeStats stats;
 
   LdcParams params;
@@ -142,10 +138,10 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   LdcBuilder builder(params, options.splat);  // validates R and ε
 
   // Light paths (CPU, Embree).
-  const auto vplStart = Clock::now();
+  const Stopwatch vplTime;
   const rays::VplSet vpls = generateBakeVpls(scene, options);
   const float geometryClamp = geometryClampFor(scene, options);
-  stats.vplSeconds = secondsSince(vplStart);
+  stats.vplSeconds = vplTime.seconds();
   stats.vplsPerBounce = vpls.countPerBounce;
 
   const gpu::SceneRenderer renderer(scene);
@@ -160,24 +156,24 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   auto launchWarp = [&](int index) {
     Batch& batch = batches[index];
     warpGroup.run([&, index] {
-      const auto start = Clock::now();
+      const Stopwatch warpTime;
       std::vector<HemicubeSamples> samples(batch.used);
       std::vector<HemicubeSampleView> views(batch.used);
       tbb::parallel_for(std::size_t(0), batch.used, [&](std::size_t i) {
         captureToSamples(batch.captures[i], batch.powers[i], geometryClamp, samples[i]);
         views[i] = samples[i].view();
       });
-      const auto insertStart = Clock::now();
+      const Stopwatch insertTime;
       builder.insert(views);
-      insertSeconds[index] += secondsSince(insertStart);
-      warpSeconds[index] += secondsSince(start);
+      insertSeconds[index] += insertTime.seconds();
+      warpSeconds[index] += warpTime.seconds();
     });
   };
   auto waitForWarp = [&] {
     if (!warpPending) return;
-    const auto start = Clock::now();
+    const Stopwatch waitTime;
     warpGroup.wait();
-    stats.waitSeconds += secondsSince(start);
+    stats.waitSeconds += waitTime.seconds();
     warpPending = false;
   };
 
@@ -219,7 +215,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   stats.insertSeconds = insertSeconds[0] + insertSeconds[1];
   stats.samplesInserted = builder.stats().samples - builder.stats().droppedSamples;
   BakeResult result{builder.finalize(), stats};
-  result.stats.totalSeconds = secondsSince(bakeStart);
+  result.stats.totalSeconds = bakeTime.seconds();
   return result;
 }
 

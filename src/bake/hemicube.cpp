@@ -4,10 +4,9 @@
 #include "gpu/shader.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "util/error.hpp"
+#include "util/stopwatch.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
-
-#include <chrono>
 
 namespace ibrr::bake {
 namespace {
@@ -21,10 +20,6 @@ constexpr GLint kUniformSpotCos = gpu::kFirstPassUniform + 3;  // u_spotCos
 glm::vec3 perpendicular(const glm::vec3& n) {
   const glm::vec3 helper = std::abs(n.x) < 0.9f ? glm::vec3(1.0f, 0.0f, 0.0f) : glm::vec3(0.0f, 1.0f, 0.0f);
   return glm::normalize(glm::cross(n, helper));
-}
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace
@@ -88,7 +83,7 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
     throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
                 std::to_string(m_maxResolution));
   gpu::DebugGroup group("hemicube");
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch renderTime;
   const bool fullCube = source.profile == EmissionProfile::IsotropicPoint;
   const glm::vec3 axis = fullCube ? glm::vec3(0.0f, 1.0f, 0.0f) : glm::normalize(source.axis);
   capture.source = source;
@@ -129,11 +124,11 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   glDisable(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   glFinish();
-  m_lastRenderSeconds = secondsSince(start);
+  m_lastRenderSeconds = renderTime.seconds();
 }
 
 void HemicubeRenderer::readBack(HemicubeCapture& capture) {
-  const auto readStart = std::chrono::steady_clock::now();
+  const Stopwatch readTime;
   const int resolution = capture.resolution;
   const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
   const std::size_t pixels = std::size_t(resolution) * rows;
@@ -144,7 +139,7 @@ void HemicubeRenderer::readBack(HemicubeCapture& capture) {
                        capture.positions.data());
   glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
                        capture.normalsGeometry.data());
-  m_lastReadbackSeconds = secondsSince(readStart);
+  m_lastReadbackSeconds = readTime.seconds();
   gpu::checkGlError("the hemicube pass");
 }
 

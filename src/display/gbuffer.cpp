@@ -65,27 +65,20 @@ void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& sce
 }
 
 std::vector<glm::vec4> GBuffer::readRaw(GBufferChannel channel) const {
-  std::vector<glm::vec4> texels(std::size_t(m_width) * m_height);
-  glGetTextureImage(m_targets[int(channel)].id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)),
-                    texels.data());
-  return texels;
+  return gpu::readTextureTopFirst(m_targets[int(channel)].id(), m_width, m_height);
 }
 
 Image GBuffer::read(GBufferChannel channel) const {
   const std::vector<glm::vec4> texels = readRaw(channel);
   Image image(m_width, m_height);
-  // GL rows are bottom-first; images are top-first.
-  for (int y = 0; y < m_height; ++y)
-    for (int x = 0; x < m_width; ++x) image.at(x, y) = glm::vec3(texels[std::size_t(m_height - 1 - y) * m_width + x]);
+  for (std::size_t i = 0; i < texels.size(); ++i) image.pixels[i] = glm::vec3(texels[i]);
   return image;
 }
 
 std::vector<std::uint8_t> GBuffer::coverage() const {
   const std::vector<glm::vec4> texels = readRaw(GBufferChannel::Position);
   std::vector<std::uint8_t> mask(texels.size());
-  for (int y = 0; y < m_height; ++y)
-    for (int x = 0; x < m_width; ++x)
-      mask[std::size_t(y) * m_width + x] = texels[std::size_t(m_height - 1 - y) * m_width + x].w > 0.5f ? 1 : 0;
+  for (std::size_t i = 0; i < texels.size(); ++i) mask[i] = texels[i].w > 0.5f ? 1 : 0;
   return mask;
 }
 

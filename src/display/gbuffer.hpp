@@ -35,7 +35,7 @@ public:
   [[nodiscard]] int height() const { return m_height; }
 
 private:
-  [[nodiscard]] std::vector<glm::vec4> readRaw(GBufferChannel channel) const;
+  [[nodiscard]] std::vector<glm::vec4> readRaw(GBufferChannel channel) const;  // top-first
 
   int m_width;
   int m_height;

@@ -8,21 +8,18 @@
 #include "scene/load.hpp"
 #include "scene/mesh_import.hpp"
 #include "util/log.hpp"
+#include "util/stopwatch.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <iomanip>
 
 namespace ibrr::display {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Renders every VPL's hemicube with readback but no warp: the floor under the bake's wall time.
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options) {
@@ -31,10 +28,10 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOpti
   bake::HemicubeRenderer hemicubes(renderer, scene,
                                    std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
   bake::HemicubeCapture capture;
-  const auto start = Clock::now();
+  const Stopwatch renderTime;
   for (const rays::Vpl& vpl : vpls.vpls)
     hemicubes.render(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), capture);
-  return secondsSince(start);
+  return renderTime.seconds();
 }
 
 void benchBake(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
@@ -74,14 +71,14 @@ FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, 
   const ReconstructionOptions options;
   std::vector<double> gbufferMs, gpuMs, cpuMs;
   for (int f = -2; f < frames; ++f) {  // two warm-up frames
-    auto start = Clock::now();
+    Stopwatch frameTime;
     gbuffer.render(renderer, scene, scene.camera(""));
     glFinish();
-    const double g = 1e3 * secondsSince(start);
-    start = Clock::now();
+    const double g = frameTime.milliseconds();
+    frameTime.restart();
     reconstructor.run(gbuffer, options);
     glFinish();
-    const double r = 1e3 * secondsSince(start);
+    const double r = frameTime.milliseconds();
     const double c = 1e3 * reconstructOnCpu(gbuffer, store, options).seconds;
     if (f < 0) continue;
     gbufferMs.push_back(g);
@@ -124,10 +121,10 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
     const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
     const gpu::SceneRenderer renderer(scene);
     GBuffer gbuffer(width, height);
-    const auto start = Clock::now();
+    const Stopwatch kellerTime;
     gbuffer.render(renderer, scene, scene.camera(""));
     const KellerResult keller = renderKeller(scene, renderer, gbuffer, vpls, options);
-    const double kellerMs = 1e3 * secondsSince(start);
+    const double kellerMs = kellerTime.milliseconds();
     char line[256];
     std::snprintf(line, sizeof line, "  Keller, %zu VPLs: frame %.1f ms = %.0fx the IBRR frame at ~1,000 VPLs\n",
                   keller.vplCount, kellerMs, kellerMs / std::max(ibrrAt1000, 1e-9));

@@ -14,7 +14,7 @@ namespace ibrr::display {
 struct IbrrBenchOptions {
   bool quick = false;                                       // small sizes for a smoke run
   std::filesystem::path sharedScenes = "../shared/scenes";  // conference room, bunny, dragon (skipped if absent)
-  bool bake = true, display = true, geometry = true;         // which sections to run
+  bool bake = true, display = true, geometry = true;        // which sections to run
 };
 
 // Needs no current context (it creates a headless one). Returns 0.

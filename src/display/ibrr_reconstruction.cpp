@@ -2,11 +2,10 @@
 
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "util/stopwatch.hpp"
 
 #include <tbb/parallel_for.h>
 #include <glm/gtc/constants.hpp>
-
-#include <chrono>
 
 namespace ibrr::display {
 namespace {
@@ -46,7 +45,7 @@ Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& 
   const Image albedo = gbuffer.read(GBufferChannel::Albedo);
   const Image emission = gbuffer.read(GBufferChannel::Emission);
   const std::vector<std::uint8_t> covered = gbuffer.coverage();
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   Reconstruction result;
   result.radiance = Image(gbuffer.width(), gbuffer.height());
   result.holes.assign(covered.size(), 0);
@@ -61,7 +60,7 @@ Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& 
       result.holes[i] = radiosity ? 0 : 1;
     }
   });
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = stopwatch.seconds();
   countHoles(result);
   for (std::uint8_t c : covered) result.coveredPixels += c;
   return result;
@@ -100,24 +99,20 @@ void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& 
 
 Reconstruction GpuReconstructor::reconstruct(const GBuffer& gbuffer, const ReconstructionOptions& options) {
   glFinish();
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   run(gbuffer, options);
   glFinish();
   Reconstruction result;
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<glm::vec4> texels(std::size_t(gbuffer.width()) * gbuffer.height());
-  glGetTextureImage(m_output.id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)), texels.data());
+  result.seconds = stopwatch.seconds();
+  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(m_output.id(), gbuffer.width(), gbuffer.height());
   result.radiance = Image(gbuffer.width(), gbuffer.height());
   result.holes.assign(texels.size(), 0);
-  for (int y = 0; y < gbuffer.height(); ++y)
-    for (int x = 0; x < gbuffer.width(); ++x) {
-      // GL rows are bottom-first; images are top-first.
-      const glm::vec4& texel = texels[std::size_t(gbuffer.height() - 1 - y) * gbuffer.width() + x];
-      const std::size_t i = std::size_t(y) * gbuffer.width() + x;
-      result.radiance.pixels[i] = glm::vec3(texel);
-      result.holes[i] = (texel.w > 0.25f && texel.w < 0.75f) ? 1 : 0;
-      result.coveredPixels += texel.w > 0.25f ? 1 : 0;
-    }
+  // Alpha: 1 matched, 0.5 hole, 0 background (ibrr_reconstruct.comp).
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    result.radiance.pixels[i] = glm::vec3(texels[i]);
+    result.holes[i] = (texels[i].w > 0.25f && texels[i].w < 0.75f) ? 1 : 0;
+    result.coveredPixels += texels[i].w > 0.25f ? 1 : 0;
+  }
   countHoles(result);
   return result;
 }

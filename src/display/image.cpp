@@ -150,8 +150,8 @@ void writeImage(const Image& image, const fs::path& path, const ToneMapping& ton
 
 Image downsample(const Image& image, int factor) {
   if (factor < 1 || image.width % factor != 0 || image.height % factor != 0)
-    throw Error("internal error: cannot downsample " + std::to_string(image.width) + "x" + std::to_string(image.height) +
-                " by " + std::to_string(factor));
+    throw Error("internal error: cannot downsample " + std::to_string(image.width) + "x" +
+                std::to_string(image.height) + " by " + std::to_string(factor));
   Image result(image.width / factor, image.height / factor);
   const float weight = 1.0f / float(factor * factor);
   for (int y = 0; y < image.height; ++y)

@@ -2,10 +2,9 @@
 
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "util/stopwatch.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
-
-#include <chrono>
 
 namespace ibrr::display {
 
@@ -13,7 +12,7 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
                           const rays::VplSet& vpls, const bake::BakeOptions& options) {
   gpu::DebugGroup group("Keller instant radiosity");
   glFinish();
-  const auto start = std::chrono::steady_clock::now();
+  const Stopwatch stopwatch;
   const int maxResolution = std::max(options.hemicubeResolution, options.indirectHemicubeResolution);
   bake::HemicubeRenderer hemicubes(renderer, scene, maxResolution);
   const gpu::Program program = gpu::loadProgram({"keller_accumulate.comp"});
@@ -56,13 +55,10 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   glFinish();
   KellerResult result;
   result.vplCount = vpls.vpls.size();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<glm::vec4> texels(std::size_t(gbuffer.width()) * gbuffer.height());
-  glGetTextureImage(accumulation.id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)), texels.data());
+  result.seconds = stopwatch.seconds();
+  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(accumulation.id(), gbuffer.width(), gbuffer.height());
   result.radiance = Image(gbuffer.width(), gbuffer.height());
-  for (int y = 0; y < gbuffer.height(); ++y)
-    for (int x = 0; x < gbuffer.width(); ++x)
-      result.radiance.at(x, y) = glm::vec3(texels[std::size_t(gbuffer.height() - 1 - y) * gbuffer.width() + x]);
+  for (std::size_t i = 0; i < texels.size(); ++i) result.radiance.pixels[i] = glm::vec3(texels[i]);
   gpu::checkGlError("the Keller pass");
   return result;
 }

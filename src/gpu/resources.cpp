@@ -2,6 +2,7 @@
 
 #include "util/error.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace ibrr::gpu {
@@ -75,6 +76,15 @@ double GpuTimer::milliseconds() const {
   GLuint64 nanoseconds = 0;
   glGetQueryObjectui64v(m_query.id(), GL_QUERY_RESULT, &nanoseconds);
   return double(nanoseconds) * 1e-6;
+}
+
+std::vector<glm::vec4> readTextureTopFirst(GLuint texture, int width, int height) {
+  std::vector<glm::vec4> bottomFirst(std::size_t(width) * height), topFirst(bottomFirst.size());
+  glGetTextureImage(texture, 0, GL_RGBA, GL_FLOAT, GLsizei(bottomFirst.size() * sizeof(glm::vec4)), bottomFirst.data());
+  for (int y = 0; y < height; ++y)
+    std::copy_n(bottomFirst.begin() + std::ptrdiff_t(height - 1 - y) * width, width,
+                topFirst.begin() + std::ptrdiff_t(y) * width);
+  return topFirst;
 }
 
 }  // namespace ibrr::gpu

@@ -3,7 +3,10 @@
 // deletes the object. Each wrapper exposes id() for the raw GL calls it does not cover.
 #include "gpu/gl.hpp"
 
+#include <glm/glm.hpp>
+
 #include <utility>
+#include <vector>
 
 namespace ibrr::gpu {
 
@@ -119,5 +122,9 @@ public:
 private:
   Query m_query;
 };
+
+// Reads level 0 of an RGBA32F texture as float RGBA, rows reordered top-first (images are
+// top-first, GL stores the bottom row first).
+std::vector<glm::vec4> readTextureTopFirst(GLuint texture, int width, int height);
 
 }  // namespace ibrr::gpu
