@@ -108,6 +108,16 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        output);
     expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
   }
+  SECTION("bad bake options and store files") {
+    const fs::path store = folder / "kept.ibrr";
+    expectCleanFailure({"bake", "cornell", "--hemicube", "63", "-o", store.string()}, {"--hemicube 63", "even"}, store);
+    expectCleanFailure({"bake", "cornell", "--ldc", "2", "-o", store.string()}, {"--ldc 2"}, store);
+    expectCleanFailure({"bake", "cornell", "-o", (folder / "missing" / "x.ibrr").string()}, {"does not exist"}, store);
+    // `store` now holds text, not a store: rendering from it names the file and says to re-bake.
+    expectCleanFailure({"render", "cornell", "--store", store.string(), "-o", output.string()},
+                       {"kept.ibrr", "ibrr bake"}, output);
+    expectCleanFailure({"render", "cornell", "--method", "ibrr", "-o", output.string()}, {"--store"}, output);
+  }
   SECTION("no usable OpenGL") {
     // An empty list of EGL vendor libraries hides every GPU and Mesa's surfaceless platform.
     test::writeText(output, "precious earlier result");

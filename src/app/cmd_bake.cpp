@@ -33,6 +33,7 @@ void runBake(const BakeCommandOptions& options) {
     settings.splat = SplatKernel::Gaussian;
   else
     throw Error("--splat '" + options.splat + "': choose box or gauss");
+  bake::validateBakeOptions(settings);
   const scene::Scene scene = loadSceneArgument(options.scene);
   if (!scene.hasLights())
     throw Error(scene.sourcePath.string() +

@@ -79,6 +79,7 @@ void runRender(const RenderOptions& options) {
   settings.reconstruction = reconstructionOptions(options);
   settings.cpuReconstruction = options.reconstruct == "cpu";
   settings.vplOptions = options.vplOptions;
+  if (methodName == "keller") bake::validateBakeOptions(settings.vplOptions);
 
   const scene::Scene scene = loadSceneArgument(options.scene);
   const scene::Camera camera = chooseCamera(scene, options);

@@ -108,9 +108,7 @@ rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& opti
   return rays::generateVpls(embree, vplOptions);
 }
 
-namespace {
-
-void checkOptions(const BakeOptions& options) {
+void validateBakeOptions(const BakeOptions& options) {
   auto even = [](int value) { return value >= 2 && value <= 4096 && value % 2 == 0; };
   if (options.paths == 0) throw Error("--paths must be at least 1");
   if (!even(options.hemicubeResolution))
@@ -120,12 +118,13 @@ void checkOptions(const BakeOptions& options) {
                 ": must be even, in [2, 4096]");
   if (options.maxBounces > 1000) throw Error("--max-bounces must be at most 1000");
   if (!std::isfinite(options.geometryClamp)) throw Error("--clamp must be finite (0 = off, negative = automatic)");
+  if (options.ldcResolution < kMinResolution || options.ldcResolution > kMaxResolution)
+    throw Error("--ldc " + std::to_string(options.ldcResolution) + ": must be in [" + std::to_string(kMinResolution) +
+                ", " + std::to_string(kMaxResolution) + "] (the paper used 128-512)");
 }
 
-}  // namespace
-
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress) {
-  checkOptions(options);
+  validateBakeOptions(options);
   const Stopwatch bakeTime;
   BakeStats stats;
 

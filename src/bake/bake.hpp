@@ -56,6 +56,10 @@ struct BakeResult {
   BakeStats stats;
 };
 
+// Throws ibrr::Error naming the flag (--paths, --ldc, --hemicube, ...) for an option out of range.
+// bakeStore() checks too; commands call it first to fail before loading anything.
+void validateBakeOptions(const BakeOptions& options);
+
 // The clamp bound on g that `options` asks for in this scene: 0 (none), the given value, or the
 // automatic one.
 float geometryClampFor(const scene::Scene& scene, const BakeOptions& options);
