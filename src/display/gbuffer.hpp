@@ -29,14 +29,14 @@ public:
   [[nodiscard]] Image read(GBufferChannel channel) const;
   // Covered-pixel mask (1 where geometry was drawn), row 0 at the top.
   [[nodiscard]] std::vector<std::uint8_t> coverage() const;
+  // One target as read back, RGBA, row 0 at the top (position.w is the coverage).
+  [[nodiscard]] std::vector<glm::vec4> readRaw(GBufferChannel channel) const;
 
   [[nodiscard]] GLuint texture(GBufferChannel channel) const { return m_targets[int(channel)].id(); }
   [[nodiscard]] int width() const { return m_width; }
   [[nodiscard]] int height() const { return m_height; }
 
 private:
-  [[nodiscard]] std::vector<glm::vec4> readRaw(GBufferChannel channel) const;  // top-first
-
   int m_width;
   int m_height;
   gpu::Texture m_targets[4];

@@ -40,20 +40,20 @@ void countHoles(Reconstruction& result) {
 
 Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& store,
                                 const ReconstructionOptions& options) {
-  const Image position = gbuffer.read(GBufferChannel::Position);
+  // Position and coverage come from one readback of the position target (w = coverage).
+  const std::vector<glm::vec4> position = gbuffer.readRaw(GBufferChannel::Position);
   const Image normal = gbuffer.read(GBufferChannel::Normal);
   const Image albedo = gbuffer.read(GBufferChannel::Albedo);
   const Image emission = gbuffer.read(GBufferChannel::Emission);
-  const std::vector<std::uint8_t> covered = gbuffer.coverage();
   const Stopwatch stopwatch;
   Reconstruction result;
   result.radiance = Image(gbuffer.width(), gbuffer.height());
-  result.holes.assign(covered.size(), 0);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, covered.size(), 1024), [&](const auto& range) {
+  result.holes.assign(position.size(), 0);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, position.size(), 1024), [&](const auto& range) {
     for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      if (!covered[i]) continue;
+      if (position[i].w < 0.5f) continue;  // background
       const std::optional<glm::vec3> radiosity =
-          store.radiosity(position.pixels[i], normal.pixels[i], options.filter, options.filterRadius);
+          store.radiosity(glm::vec3(position[i]), normal.pixels[i], options.filter, options.filterRadius);
       // L = L_e + ρ·B/π
       result.radiance.pixels[i] =
           emission.pixels[i] + albedo.pixels[i] * radiosity.value_or(glm::vec3(0.0f)) * glm::one_over_pi<float>();
@@ -62,7 +62,7 @@ Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& 
   });
   result.seconds = stopwatch.seconds();
   countHoles(result);
-  for (std::uint8_t c : covered) result.coveredPixels += c;
+  for (const glm::vec4& p : position) result.coveredPixels += p.w >= 0.5f ? 1 : 0;
   return result;
 }
 
