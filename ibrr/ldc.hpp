@@ -33,7 +33,7 @@ struct PackedLayer {
   float r = 0.0f;            // accumulated radiosity per channel, units of the inserted values (W/m²)
   float g = 0.0f;
   float b = 0.0f;
-  std::uint32_t count = 0;  // number of hemicubes that contributed (≥ 1)
+  std::uint32_t count = 0;  // number of hemicubes that contributed; 0 for a geometry seed no hemicube reached
 };
 static_assert(sizeof(PackedLayer) == 24, "PackedLayer is the 24-byte GPU layout");
 

@@ -163,7 +163,13 @@ void LdcBuilder::insert(const HemicubeSampleView& hemicube) {
   insert(std::span<const HemicubeSampleView>(&hemicube, 1));
 }
 
-void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
+void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) { insertSamples(hemicubes, false); }
+
+void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
+  insertSamples(std::span<const HemicubeSampleView>(&seeds, 1), true);
+}
+
+void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly) {
   std::vector<ChunkRange>& ranges = m_scratch->ranges;
   ranges.clear();
   std::size_t total = 0;
@@ -181,8 +187,13 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
       ranges.push_back(ChunkRange{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(s0),
                                   static_cast<std::uint32_t>(std::min(n, s0 + kChunkSamples))});
   }
-  m_stats.hemicubes += hemicubes.size();
-  m_stats.samples += total;
+  if (seedOnly) {
+    m_seeded = true;
+    m_stats.seedSamples += total;
+  } else {
+    m_stats.hemicubes += hemicubes.size();
+    m_stats.samples += total;
+  }
   if (total == 0) return;
 
   const int res = m_frame.resolution();
@@ -195,6 +206,7 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
   const float epsDistance = m_params.epsDistance;
   const float minCos = 1.0f - m_params.epsNormal;
   const SplatKernel kernel = m_kernel;
+  const bool seeded = m_seeded;
   const float minArea = kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize();
   const float resLast = static_cast<float>(res - 1);
 
@@ -334,6 +346,20 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tileCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
     for (std::size_t t = r.begin(); t != r.end(); ++t) {
       Tile& tile = *m_tiles[t];
+      const int tileLdi = static_cast<int>(t) / (tilesPerSide * tilesPerSide);
+      const int tileInLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
+      const int iBase = (tileInLdi % tilesPerSide) * tileSize;
+      const int jBase = (tileInLdi / tilesPerSide) * tileSize;
+      const int iEnd = std::min(res, iBase + tileSize) - 1;
+      const int jEnd = std::min(res, jBase + tileSize) - 1;
+      // Once the geometry seeded the layers, a splat's spill into pixels around its sample's own pixel
+      // matches layers but never opens one: a VPL opens a layer only where its sample lies (a surface the
+      // seeds lack, such as the back of a thin wall), so the layers do not depend on the VPLs.
+      auto spillOnly = [&](std::uint32_t localPixel, const TileRecord& rec) {
+        const glm::vec2 own = m_frame.toPixel(tileLdi, rec.position);
+        return static_cast<int>(own.x) != iBase + static_cast<int>(localPixel) % tileSize ||
+               static_cast<int>(own.y) != jBase + static_cast<int>(localPixel) / tileSize;
+      };
       auto accumulate = [&](std::uint32_t localPixel, const TileRecord& rec, float area, const glm::vec3& areaValue) {
         std::int32_t idx = tile.head[localPixel];
         std::int32_t best = -1;
@@ -350,6 +376,7 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
           idx = layer.next;
         }
         if (best < 0) {
+          if (seeded && !seedOnly && spillOnly(localPixel, rec)) return;
           best = static_cast<std::int32_t>(tile.layers.size());
           BuildLayer layer;
           layer.n = rec.normal;
@@ -360,6 +387,7 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
           else
             tile.layers[static_cast<std::size_t>(last)].next = best;
         }
+        if (seedOnly) return;  // a seed only makes sure the layer exists
         BuildLayer& layer = tile.layers[static_cast<std::size_t>(best)];
         if (layer.pendingHemicube != rec.hemicube) {
           if (layer.pendingHemicube == kNoHemicube)
@@ -371,11 +399,6 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
         layer.pendingSum += areaValue;
         layer.pendingWeight += area;
       };
-      const int tileInLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
-      const int iBase = (tileInLdi % tilesPerSide) * tileSize;
-      const int jBase = (tileInLdi / tilesPerSide) * tileSize;
-      const int iEnd = std::min(res, iBase + tileSize) - 1;
-      const int jEnd = std::min(res, jBase + tileSize) - 1;
       for (std::size_t c = 0; c < chunkCount; ++c) {
         const ChunkOutput& chunk = chunks[c];
         for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
@@ -397,6 +420,7 @@ void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) {
   });
 
   for (std::size_t c = 0; c < chunkCount; ++c) {
+    if (seedOnly) continue;
     m_stats.droppedSamples += chunks[c].dropped;
     m_stats.splatRecords += chunks[c].splats;
   }
@@ -431,7 +455,8 @@ LayeredDepthCube LdcBuilder::finalize() const {
             tile.head[static_cast<std::size_t>((j - tj * m_tileSize) * m_tileSize + (i - ti * m_tileSize))];
         while (idx >= 0) {
           const BuildLayer& b = tile.layers[static_cast<std::size_t>(idx)];
-          if (b.count > 0) layers.push_back(PackedLayer{octEncode(b.n), b.d, b.total.x, b.total.y, b.total.z, b.count});
+          // Every layer is kept: one a hemicube made has count ≥ 1, a seeded one that no hemicube reached has 0.
+          layers.push_back(PackedLayer{octEncode(b.n), b.d, b.total.x, b.total.y, b.total.z, b.count});
           idx = b.next;
         }
       }

@@ -52,6 +52,7 @@ struct BuilderStats {
   std::uint64_t droppedSamples = 0;  // non-finite, zero normal, or outside the cube
   std::uint64_t splatRecords = 0;    // (pixel, sample) pairs covered: pixels per sample = splatRecords/samples
   std::uint64_t layers = 0;          // layers created so far
+  std::uint64_t seedSamples = 0;     // geometry seeds handed to seedLayers (surface_seeds.hpp)
 };
 
 class LdcBuilder {
@@ -69,6 +70,12 @@ public:
   // Inserts several hemicubes at once, in order; more parallel work per call, identical result.
   // Throws ibrr::Error if a hemicube's arrays differ in length.
   void insert(std::span<const HemicubeSampleView> hemicubes);
+  // Creates the layers these samples match, exactly as insert() would, but adds nothing to them and counts no
+  // hemicube: the geometry seeds of surface_seeds.hpp, given before the VPLs. A seeded layer that no hemicube
+  // reaches stays in the store with zero radiosity and a count of 0. After seeding, a hemicube sample's splat
+  // opens a layer only in the sample's own pixel (the surface is there): its spill into the pixels around
+  // matches the seeded layers or is dropped, so the layers follow the geometry and not the VPLs.
+  void seedLayers(const HemicubeSampleView& seeds);
 
   // The compact store of everything inserted so far (the builder stays usable).
   LayeredDepthCube finalize() const;
@@ -82,6 +89,8 @@ public:
   struct Scratch;  // internal: per-call buffers, kept to avoid reallocating them for every hemicube
 
 private:
+  void insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly);
+
   LdcParams m_params;
   LdcFrame m_frame;
   SplatKernel m_kernel;
@@ -90,6 +99,7 @@ private:
   std::vector<std::unique_ptr<Tile>> m_tiles;
   std::unique_ptr<Scratch> m_scratch;
   BuilderStats m_stats;
+  bool m_seeded = false;  // seedLayers() was called: spill opens no layers
 };
 
 }  // namespace ibrr

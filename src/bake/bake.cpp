@@ -4,6 +4,7 @@
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_builder.hpp"
+#include "ibrr/surface_seeds.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/vpl.hpp"
 #include "util/error.hpp"
@@ -32,6 +33,35 @@ struct Batch {
     pixels = 0;
   }
 };
+
+// Seeds the builder's layers from every triangle of the scene (ibrr/surface_seeds.hpp), a slice of
+// triangles at a time so the seed samples never take much memory.
+void seedLayersFromGeometry(const scene::Scene& scene, LdcBuilder& builder) {
+  constexpr std::size_t kTrianglesPerSlice = 1u << 18;
+  std::vector<SeedTriangle> slice;
+  slice.reserve(kTrianglesPerSlice);
+  HemicubeSamples seeds;
+  auto flush = [&] {
+    seeds.clear();
+    appendSurfaceSeeds(builder.frame(), slice, seeds);
+    builder.seedLayers(seeds.view());
+    slice.clear();
+  };
+  for (const scene::MeshInstance& instance : scene.instances) {
+    const scene::TriangleMesh& mesh = scene.meshes[instance.mesh];
+    const glm::mat3 normalToWorld = glm::transpose(glm::inverse(glm::mat3(instance.objectToWorld)));
+    const bool hasNormals = mesh.normals.size() == mesh.positions.size();
+    for (const glm::uvec3& t : mesh.triangles) {
+      SeedTriangle& tri = slice.emplace_back();
+      for (int k = 0; k < 3; ++k) {
+        tri.positions[k] = glm::vec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
+        tri.normals[k] = hasNormals ? normalToWorld * mesh.normals[t[k]] : glm::vec3(0.0f);
+      }
+      if (slice.size() == kTrianglesPerSlice) flush();
+    }
+  }
+  if (!slice.empty()) flush();
+}
 
 constexpr std::size_t kBatchPixels = 1u << 20;  // flush a batch at about a million hemicube pixels
 constexpr std::size_t kBatchHemicubes = 64;
@@ -135,6 +165,12 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   params.epsNormal = options.epsNormal;
   params.sceneFingerprint = scene.fingerprint();
   LdcBuilder builder(params, options.splat);  // validates R and ε
+  if (options.seedLayersFromGeometry) {
+    const Stopwatch seedTime;
+    seedLayersFromGeometry(scene, builder);
+    stats.seedSamples = builder.stats().seedSamples;
+    stats.seedSeconds = seedTime.seconds();
+  }
 
   // Light paths (CPU, Embree).
   const Stopwatch vplTime;

@@ -34,6 +34,10 @@ struct BakeOptions {
   float geometryClamp = -1.0f;
   float epsDistance = 0.0f;  // ε_d of the store, world units; 0 = the store's default (1 LDI pixel)
   float epsNormal = 0.0f;    // ε_n; 0 = the store's default
+  // Create the store's layers from the triangles before any VPL (ibrr/surface_seeds.hpp), so that
+  // every surface has its layer whatever the VPLs saw: no holes where no VPL looked, and a layer
+  // structure (hence a display cost) that depends on the geometry alone. Off only for comparisons.
+  bool seedLayersFromGeometry = true;
 };
 
 struct BakeStats {
@@ -42,6 +46,8 @@ struct BakeStats {
   std::uint64_t hemicubePixels = 0;   // rendered (covered or not)
   std::uint64_t samplesInserted = 0;  // covered pixels warped into the store
   std::uint64_t trianglesSubmitted = 0;
+  std::uint64_t seedSamples = 0;      // geometry seeds (seedLayersFromGeometry)
+  double seedSeconds = 0.0;      // making and inserting the seeds
   double vplSeconds = 0.0;       // light paths
   double renderSeconds = 0.0;    // GL submission + rasterisation (GL thread)
   double readbackSeconds = 0.0;  // glGetTextureSubImage (GL thread)
