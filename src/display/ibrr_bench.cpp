@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
+#include <string_view>
 
 namespace ibrr::display {
 namespace {
@@ -43,20 +44,25 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
   char line[512];
   std::snprintf(line, sizeof line,
                 "%-12s %8zu tris %6llu hemicubes %7.1f hc/s %7.2f M samples/s warped | total %6.2f s = paths %.2f + "
-                "render %.2f + readback %.2f, warp %.2f (insert %.2f) overlapped, wait %.2f | render-only %.2f s, "
+                "seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f) overlapped, wait %.2f | render-only %.2f s, "
                 "bake/render-only %.2f | %.1f MiB, %.2f layers/pixel\n",
                 name.c_str(), scene.triangleCount(), static_cast<unsigned long long>(s.hemicubes),
                 double(s.hemicubes) / s.totalSeconds, 1e-6 * double(s.samplesInserted) / std::max(s.warpSeconds, 1e-9),
-                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
+                s.totalSeconds, s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
                 s.waitSeconds, renderOnly, s.totalSeconds / renderOnly, double(store.totalBytes) / (1 << 20),
                 store.layersPerOccupiedPixel);
   out << line << std::flush;
 }
 
-// Display cost per frame (G-buffer + reconstruction): the median over several frames, since the
-// shared machines here are noisy.
+// Display cost per frame: the GPU time of the G-buffer and of the reconstruction pass (GL_TIME_ELAPSED
+// queries, so the figures are the GPU's work and not the driver's latency), the wall time of the CPU
+// reconstruction, and the medians over several frames, since the shared machines here are noisy.
 struct FrameTimes {
-  double gbufferMs, gpuMs, cpuMs;
+  double gbufferMs = 0.0;  // GPU
+  double gpuMs = 0.0;      // GPU reconstruction, GPU time
+  double cpuMs = 0.0;      // CPU reconstruction, wall time
+  std::size_t coveredPixels = 0;
+  std::size_t holePixels = 0;
 };
 
 double median(std::vector<double> values) {
@@ -70,48 +76,90 @@ FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, 
   GpuReconstructor reconstructor(store);
   const ReconstructionOptions options;
   std::vector<double> gbufferMs, gpuMs, cpuMs;
-  for (int f = -2; f < frames; ++f) {  // two warm-up frames
-    Stopwatch frameTime;
+  FrameTimes times;
+  auto frame = [&] {
     gbuffer.render(renderer, scene, scene.camera(""));
-    glFinish();
-    const double g = frameTime.milliseconds();
-    frameTime.restart();
     reconstructor.run(gbuffer, options);
+  };
+  const char* rendererName = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const bool softwareRenderer = rendererName && std::string_view(rendererName).find("llvmpipe") != std::string_view::npos;
+  for (int f = 0; f < 5; ++f) frame();  // warm-up: shader compilation on first use, GPU clocks up
+  glFinish();
+  if (softwareRenderer) {
+    // llvmpipe's timer queries are not usable (0 for compute dispatches, hours for some draws):
+    // wall time around each pass with glFinish on both sides, the same thing for a CPU renderer.
+    for (int f = 0; f < frames; ++f) {
+      Stopwatch pass;
+      gbuffer.render(renderer, scene, scene.camera(""));
+      glFinish();
+      gbufferMs.push_back(pass.milliseconds());
+      pass.restart();
+      reconstructor.run(gbuffer, options);
+      glFinish();
+      gpuMs.push_back(pass.milliseconds());
+    }
+  } else {
+    // Frames back to back with GPU timestamps around each pass, read after the last frame: no stall
+    // between frames, so the GPU runs as in the viewer (and keeps its clocks up).
+    std::vector<gpu::Query> stamps;
+    for (int k = 0; k < 3 * frames; ++k) stamps.emplace_back(GL_TIMESTAMP);
+    for (int f = 0; f < frames; ++f) {
+      glQueryCounter(stamps[std::size_t(3 * f)].id(), GL_TIMESTAMP);
+      gbuffer.render(renderer, scene, scene.camera(""));
+      glQueryCounter(stamps[std::size_t(3 * f + 1)].id(), GL_TIMESTAMP);
+      reconstructor.run(gbuffer, options);
+      glQueryCounter(stamps[std::size_t(3 * f + 2)].id(), GL_TIMESTAMP);
+    }
     glFinish();
-    const double r = frameTime.milliseconds();
-    const double c = 1e3 * reconstructOnCpu(gbuffer, store, options).seconds;
-    if (f < 0) continue;
-    gbufferMs.push_back(g);
-    gpuMs.push_back(r);
-    cpuMs.push_back(c);
+    auto stampNs = [&](int k) {
+      GLuint64 ns = 0;
+      glGetQueryObjectui64v(stamps[std::size_t(k)].id(), GL_QUERY_RESULT, &ns);
+      return double(ns);
+    };
+    for (int f = 0; f < frames; ++f) {
+      gbufferMs.push_back(1e-6 * (stampNs(3 * f + 1) - stampNs(3 * f)));
+      gpuMs.push_back(1e-6 * (stampNs(3 * f + 2) - stampNs(3 * f + 1)));
+    }
   }
-  return {median(gbufferMs), median(gpuMs), median(cpuMs)};
+  // The CPU path on the last G-buffer.
+  for (int f = -1; f < frames; ++f) {
+    const Reconstruction cpu = reconstructOnCpu(gbuffer, store, options);
+    times.coveredPixels = cpu.coveredPixels;
+    times.holePixels = cpu.holePixels;
+    if (f >= 0) cpuMs.push_back(1e3 * cpu.seconds);
+  }
+  times.gbufferMs = median(gbufferMs);
+  times.gpuMs = median(gpuMs);
+  times.cpuMs = median(cpuMs);
+  return times;
 }
 
 void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
   const int width = quick ? 320 : 1280, height = quick ? 180 : 720;
   out << "display at " << width << "x" << height
-      << " (Cornell, bilinear filter, median of 15 frames; stores baked with H = h = 64):\n";
+      << " (Cornell, bilinear filter, median of 101 frames drawn back to back, pass times from GPU timestamps, wall times on llvmpipe; stores baked with "
+         "H = h = 64):\n";
   // VPLs per light path in this scene, to aim the path count at a VPL count.
   bake::BakeOptions probe;
   probe.paths = 1000;
   const double vplsPerPath = double(bake::generateBakeVpls(scene, probe).vpls.size()) / probe.paths;
-  double gpuAt100 = 0.0, ibrrAt1000 = 0.0;
+  double frameAt100 = 0.0, cpuAt100 = 0.0, ibrrAt1000 = 0.0;
   for (int target : quick ? std::vector<int>{100, 300} : std::vector<int>{100, 1000, 10000}) {
     bake::BakeOptions options;
     options.paths = std::max(1u, std::uint32_t(double(target) / vplsPerPath + 0.5));
     options.hemicubeResolution = options.indirectHemicubeResolution = 64;
     const bake::BakeResult baked = bake::bakeStore(scene, options);
-    const FrameTimes times = timeFrames(scene, baked.store, width, height, quick ? 3 : 15);
-    if (target == 100) gpuAt100 = times.gbufferMs + times.gpuMs;
-    if (target == 1000) ibrrAt1000 = times.gbufferMs + times.gpuMs;
-    char line[256];
+    const FrameTimes times = timeFrames(scene, baked.store, width, height, quick ? 3 : 101);
+    const double frame = times.gbufferMs + times.gpuMs;
+    if (frameAt100 == 0.0) frameAt100 = frame, cpuAt100 = times.cpuMs;
+    if (target == 1000) ibrrAt1000 = frame;
+    char line[320];
     std::snprintf(line, sizeof line,
-                  "  %6llu VPLs: G-buffer %7.2f ms + reconstruction GPU %7.2f ms (frame %7.2f ms, %5.2fx the 100-VPL "
-                  "frame) | CPU %7.2f ms | %llu layers\n",
-                  static_cast<unsigned long long>(baked.stats.hemicubes), times.gbufferMs, times.gpuMs,
-                  times.gbufferMs + times.gpuMs, (times.gbufferMs + times.gpuMs) / std::max(gpuAt100, 1e-9),
-                  times.cpuMs, static_cast<unsigned long long>(baked.store.layers().size()));
+                  "  %6llu VPLs: G-buffer %7.3f ms + reconstruction %7.3f ms = frame %7.3f ms (%5.3fx the first) | "
+                  "CPU reconstruction %7.2f ms (%5.3fx) | %llu layers, holes %zu of %zu covered pixels\n",
+                  static_cast<unsigned long long>(baked.stats.hemicubes), times.gbufferMs, times.gpuMs, frame,
+                  frame / std::max(frameAt100, 1e-9), times.cpuMs, times.cpuMs / std::max(cpuAt100, 1e-9),
+                  static_cast<unsigned long long>(baked.store.layers().size()), times.holePixels, times.coveredPixels);
     out << line << std::flush;
   }
   if (!quick) {
@@ -121,12 +169,15 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
     const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
     const gpu::SceneRenderer renderer(scene);
     GBuffer gbuffer(width, height);
-    const Stopwatch kellerTime;
     gbuffer.render(renderer, scene, scene.camera(""));
+    glFinish();
+    const Stopwatch kellerTime;  // wall time, glFinish included: Keller's frame is many passes
     const KellerResult keller = renderKeller(scene, renderer, gbuffer, vpls, options);
+    glFinish();
     const double kellerMs = kellerTime.milliseconds();
     char line[256];
-    std::snprintf(line, sizeof line, "  Keller, %zu VPLs: frame %.1f ms = %.0fx the IBRR frame at ~1,000 VPLs\n",
+    std::snprintf(line, sizeof line,
+                  "  Keller, %zu VPLs: frame %.1f ms (wall) = %.0fx the IBRR frame at ~1,000 VPLs\n",
                   keller.vplCount, kellerMs, kellerMs / std::max(ibrrAt1000, 1e-9));
     out << line << std::flush;
   }
