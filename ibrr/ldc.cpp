@@ -221,4 +221,17 @@ LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
   return LayeredDepthCube(params, a.vplCount() + b.vplCount(), std::move(offsets), std::move(layers));
 }
 
+LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor) {
+  if (!(factor > 0.0f) || !std::isfinite(factor))
+    throw Error("radiosity scale factor must be positive and finite, got " + std::to_string(factor));
+  std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
+  for (PackedLayer& layer : layers) {
+    layer.r *= factor;
+    layer.g *= factor;
+    layer.b *= factor;
+  }
+  return LayeredDepthCube(store.params(), store.vplCount(),
+                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
+}
+
 }  // namespace ibrr

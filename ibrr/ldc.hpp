@@ -98,4 +98,8 @@ private:
 // For disjoint sets of hemicubes A and B, merge(store(A), store(B)) equals store(A ∪ B) up to float rounding.
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b);
 
+// The same store with every layer's radiosity multiplied by `factor` (> 0, finite): a store baked from the
+// first P of N light paths, whose VPL powers were Φ/N, estimates the full radiosity when scaled by N/P.
+LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor);
+
 }  // namespace ibrr

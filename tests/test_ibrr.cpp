@@ -12,6 +12,7 @@
 #include <tbb/global_control.h>
 #include <glm/gtc/constants.hpp>
 
+#include <algorithm>
 #include <numeric>
 
 using namespace ibrr;
@@ -229,4 +230,44 @@ TEST_CASE("the store's layers follow the geometry, not the VPLs: 4 and 256 light
   display::GpuReconstructor reconstructor(fewBaked.store);
   const display::Reconstruction result = reconstructor.reconstruct(gbuffer, {});
   CHECK(result.holePixels <= result.coveredPixels / 1000);
+}
+
+TEST_CASE("a bake's checkpoint after P of N paths equals a bake of P paths, and a time budget stops at a path",
+          "[ibrr][gpu]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  auto sameStore = [](const LayeredDepthCube& a, const LayeredDepthCube& b) {
+    REQUIRE(a.layers().size() == b.layers().size());
+    CHECK(std::equal(a.offsets().begin(), a.offsets().end(), b.offsets().begin()));
+    double worst = 0.0;
+    for (std::size_t k = 0; k < a.layers().size(); ++k) {
+      const PackedLayer &x = a.layers()[k], &y = b.layers()[k];
+      const glm::vec3 d(x.r - y.r, x.g - y.g, x.b - y.b);
+      const double scale = std::max({1e-12, double(std::fabs(y.r)), double(std::fabs(y.g)), double(std::fabs(y.b))});
+      worst = std::max(worst, double(glm::length(d)) / scale);
+    }
+    CHECK(worst < 1e-5);  // the scale N/P applied to sums of Φ/N, against sums of Φ/P: float rounding only
+  };
+  bake::BakeCheckpoints checkpoints;
+  checkpoints.paths = {2, 8};
+  std::vector<std::pair<std::uint32_t, LayeredDepthCube>> partial;
+  std::vector<double> times;
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& store, std::uint32_t paths, double seconds) {
+    partial.emplace_back(paths, store);
+    times.push_back(seconds);
+  };
+  const bake::BakeResult full = bake::bakeStore(scene, quickBake(16), {}, &checkpoints);
+  REQUIRE(partial.size() == 2);
+  CHECK(times[0] <= times[1]);
+  CHECK(times[1] <= full.stats.totalSeconds);
+  for (const auto& [paths, store] : partial) {
+    INFO(paths << " paths");
+    sameStore(store, bake::bakeStore(scene, quickBake(paths)).store);
+  }
+
+  bake::BakeOptions budgeted = quickBake(16);
+  budgeted.timeBudgetSeconds = 1e-9;  // over as soon as the first path is done
+  const bake::BakeResult stopped = bake::bakeStore(scene, budgeted);
+  CHECK(stopped.stats.pathsCompleted == 1);
+  sameStore(stopped.store, bake::bakeStore(scene, quickBake(1)).store);
 }

@@ -141,6 +141,8 @@ rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& opti
 void validateBakeOptions(const BakeOptions& options) {
   auto even = [](int value) { return value >= 2 && value <= 4096 && value % 2 == 0; };
   if (options.paths == 0) throw Error("--paths must be at least 1");
+  if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
+    throw Error("--budget must be a non-negative number of seconds");
   if (!even(options.hemicubeResolution))
     throw Error("--hemicube " + std::to_string(options.hemicubeResolution) + ": must be even, in [2, 4096]");
   if (!even(options.indirectHemicubeResolution))
@@ -153,7 +155,8 @@ void validateBakeOptions(const BakeOptions& options) {
                 ", " + std::to_string(kMaxResolution) + "] (the paper used 128-512)");
 }
 
-BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress) {
+BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
+                     const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
   const Stopwatch bakeTime;
   BakeStats stats;
@@ -213,10 +216,42 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   };
 
   const std::uint64_t total = vpls.vpls.size();
+  // Checkpoints and the time budget act between light paths: VPLs come in path order, so when VPL i
+  // belongs to path P, paths 0 .. P−1 are complete once the batches in flight are warped.
+  double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
+  std::size_t nextCheckpoint = 0;
+  std::uint32_t pathsCompleted = options.paths;
+  auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
+  auto flushAndWait = [&] {
+    if (batches[filling].used > 0) {
+      waitForWarp();
+      launchWarp(filling);
+      warpPending = true;
+      filling = 1 - filling;
+      batches[filling].clear();
+    }
+    waitForWarp();
+  };
   try {
     for (std::uint64_t i = 0; i < total; ++i) {
       throwIfInterrupted();
       const rays::Vpl& vpl = vpls.vpls[i];
+      if (i > 0 && vpl.path != vpls.vpls[i - 1].path) {
+        if (options.timeBudgetSeconds > 0.0 && bakeSeconds() > options.timeBudgetSeconds) {
+          pathsCompleted = vpl.path;
+          break;
+        }
+        while (checkpoints && nextCheckpoint < checkpoints->paths.size() &&
+               checkpoints->paths[nextCheckpoint] <= vpl.path) {
+          const std::uint32_t paths = checkpoints->paths[nextCheckpoint++];
+          if (paths == 0) continue;
+          flushAndWait();
+          const double at = bakeSeconds();
+          const Stopwatch callbackTime;
+          checkpoints->onCheckpoint(scaleRadiosity(builder.finalize(), float(options.paths) / float(paths)), paths, at);
+          checkpointSeconds += callbackTime.seconds();
+        }
+      }
       const int resolution = hemicubeResolutionFor(vpl, options);
       Batch& batch = batches[filling];
       if (batch.captures.size() <= batch.used) batch.captures.emplace_back();
@@ -240,7 +275,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
       }
       if (progress) progress(i + 1, total);
     }
-    waitForWarp();
+    flushAndWait();
   } catch (...) {
     warpGroup.wait();  // never leave a task running on the builder
     throw;
@@ -249,8 +284,14 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   stats.warpSeconds = warpSeconds[0] + warpSeconds[1];
   stats.insertSeconds = insertSeconds[0] + insertSeconds[1];
   stats.samplesInserted = builder.stats().samples - builder.stats().droppedSamples;
-  BakeResult result{builder.finalize(), stats};
-  result.stats.totalSeconds = bakeTime.seconds();
+  stats.pathsCompleted = pathsCompleted;
+  LayeredDepthCube store = builder.finalize();
+  if (pathsCompleted < options.paths) {
+    if (pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
+    store = scaleRadiosity(store, float(options.paths) / float(pathsCompleted));
+  }
+  BakeResult result{std::move(store), stats};
+  result.stats.totalSeconds = bakeSeconds();
   return result;
 }
 

@@ -38,6 +38,9 @@ struct BakeOptions {
   // every surface has its layer whatever the VPLs saw: no holes where no VPL looked, and a layer
   // structure (hence a display cost) that depends on the geometry alone. Off only for comparisons.
   bool seedLayersFromGeometry = true;
+  // Stop adding light paths once the bake has run this long (seconds; 0 = no limit) and scale the
+  // store to the paths completed. The result then depends on the machine's speed.
+  double timeBudgetSeconds = 0.0;
 };
 
 struct BakeStats {
@@ -54,7 +57,8 @@ struct BakeStats {
   double warpSeconds = 0.0;      // conversion + LDC insertion (TBB, overlapped with rendering)
   double insertSeconds = 0.0;    // of which LDC insertion
   double waitSeconds = 0.0;      // GL thread waiting for the warp to free a batch
-  double totalSeconds = 0.0;     // wall time of the whole bake
+  double totalSeconds = 0.0;     // wall time of the whole bake (checkpoint callbacks excluded)
+  std::uint32_t pathsCompleted = 0;  // options.paths, or fewer when the time budget ended the bake
 };
 
 struct BakeResult {
@@ -82,10 +86,20 @@ int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
 // Called on the GL thread after each hemicube with (done, total).
 using BakeProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
+// Partial stores during the bake, for error-against-time curves (ibrr compare): once the VPLs of
+// the first P light paths (P in `paths`, increasing, below options.paths) are warped, the callback
+// gets the store so far, already scaled by options.paths / P so that it estimates the same
+// radiosity, with P and the bake's wall time up to that point (callback time excluded).
+struct BakeCheckpoints {
+  std::vector<std::uint32_t> paths;
+  std::function<void(const LayeredDepthCube& partial, std::uint32_t paths, double bakeSeconds)> onCheckpoint;
+};
+
 // Bakes the store. A GL 4.5 context must be current on this thread. Throws ibrr::Error for bad
 // options or a scene without lights, and ibrr::Interrupted when Ctrl-C was pressed (nothing is
 // returned then). Deterministic: the same scene and options give the same store, byte for byte,
 // whatever the thread count.
-BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {});
+BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
+                     const BakeCheckpoints* checkpoints = nullptr);
 
 }  // namespace ibrr::bake
