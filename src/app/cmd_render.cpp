@@ -1,11 +1,12 @@
-// `ibrr render SCENE [--method NAME] [--store FILE] -o FILE`: renders one view of a scene headless
-// on the GPU and writes the linear image (.exr/.pfm) or a tone-mapped PNG.
+// `ibrr render SCENE [--method NAME] [--store FILE | --lightmap FILE] -o FILE`: renders one view of
+// a scene headless on the GPU and writes the linear image (.exr/.pfm) or a tone-mapped PNG.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "display/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
+#include "lightmap/lightmap_file.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 
@@ -18,6 +19,7 @@ struct RenderOptions {
   std::string scene;
   std::string method;
   std::string store;
+  std::string lightmap;
   std::string camera;
   std::vector<float> eye, target;
   float fov = 0.0f;
@@ -64,7 +66,10 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
 }
 
 void runRender(const RenderOptions& options) {
-  const std::string methodName = options.method.empty() ? (options.store.empty() ? "albedo" : "ibrr") : options.method;
+  const std::string methodName = !options.method.empty()     ? options.method
+                                 : !options.lightmap.empty() ? "lightmap"
+                                 : !options.store.empty()    ? "ibrr"
+                                                             : "albedo";
   const display::RenderMethod& method = display::findRenderMethod(methodName);
   // Fail on bad arguments before any work, never after.
   display::checkOutputPath(options.output);
@@ -75,6 +80,12 @@ void runRender(const RenderOptions& options) {
     throw Error("--reconstruct '" + options.reconstruct + "': choose gpu or cpu");
   if (method.needsStore && options.store.empty())
     throw Error("--method " + methodName + " needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
+  if (method.needsLightmap && options.lightmap.empty())
+    throw Error(
+        "--method " + methodName +
+        " needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather -o FILE.lightmap')");
+  if (!options.lightmap.empty() && !method.needsLightmap)
+    throw Error("--lightmap is for --method lightmap, not " + methodName + "; leave out --method or --lightmap");
   display::RenderSettings settings;
   settings.reconstruction = reconstructionOptions(options);
   settings.cpuReconstruction = options.reconstruct == "cpu";
@@ -88,6 +99,13 @@ void runRender(const RenderOptions& options) {
   if (!options.store.empty()) {
     store = loadStore(options.store, scene.fingerprint());  // refuses a store baked for another scene
     settings.store = &store;
+  }
+  lightmap::Lightmap lightmap;
+  lightmap::LightmapAtlas lightmapAtlas;
+  if (!options.lightmap.empty()) {
+    lightmap = lightmap::loadLightmap(options.lightmap, scene, &lightmapAtlas);  // refuses another scene's
+    settings.lightmap = &lightmap;
+    settings.lightmapAtlas = &lightmapAtlas;
   }
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
@@ -137,8 +155,12 @@ void addRenderCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand("render", "Render one view of a scene headless to PNG, EXR or PFM");
   addSceneArgument(*command, options->scene);
   command->add_option("--method,--view", options->method,
-                      "what to render: " + display::renderMethodNames() + " (default: ibrr with --store, else albedo)");
+                      "what to render: " + display::renderMethodNames() +
+                          " (default: ibrr with --store, lightmap with --lightmap, else albedo)");
   command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
+  command->add_option("--lightmap", options->lightmap,
+                      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather') for --method lightmap, "
+                      "the default when given");
   command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
   command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")
       ->delimiter(',')
@@ -174,6 +196,7 @@ void addRenderCommand(CLI::App& app) {
       "Examples:\n  ibrr render cornell --method albedo -o cornell_albedo.png\n"
       "  ibrr render cornell --store cornell.ibrr -o cornell.exr\n"
       "  ibrr render cornell --method keller --paths 512 -o keller.exr\n"
+      "  ibrr render cornell --lightmap cornell.lightmap --supersample 2 -o lightmap.png\n"
       "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
   command->callback([options] { runRender(*options); });
 }

@@ -2,7 +2,9 @@
 
 #include "display/gbuffer.hpp"
 #include "display/keller.hpp"
+#include "lightmap/lightmap_display.hpp"
 #include "util/error.hpp"
+#include "util/stopwatch.hpp"
 
 #include <array>
 
@@ -34,6 +36,32 @@ RenderOutput renderKellerMethod(const RenderRequest& request) {
   RenderOutput output;
   output.image = std::move(keller.radiance);
   output.reconstructionSeconds = keller.seconds;
+  return output;
+}
+
+// A solved texel lightmap: each pixel samples the dilated radiance atlas bilinearly at its
+// lightmap UV (lightmap/lightmap_display.hpp).
+RenderOutput renderLightmap(const RenderRequest& request) {
+  if (!request.settings.lightmap)
+    throw Error(
+        "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather "
+        "-o FILE.lightmap')");
+  const lightmap::Lightmap& solved = *request.settings.lightmap;
+  lightmap::LightmapAtlas rebuilt;
+  if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
+  const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
+  const lightmap::PatchList patches = lightmap::rasterizePatches(request.scene, atlas);
+  const lightmap::LightmapDisplay lightmapDisplay(request.scene, atlas, patches, solved);
+  const DepthRange range = depthRangeFor(request.scene, request.camera);
+  const glm::mat4 viewProjection =
+      request.camera.projection(float(request.width) / float(request.height), range.nearPlane, range.farPlane) *
+      request.camera.view();
+  const Stopwatch stopwatch;
+  lightmap::LightmapDisplay::View view = lightmapDisplay.render(viewProjection, request.width, request.height);
+  RenderOutput output;
+  output.image = std::move(view.radiance);
+  output.reconstructionSeconds = stopwatch.seconds();
+  for (std::uint8_t covered : view.covered) output.coveredPixels += covered;
   return output;
 }
 
@@ -72,6 +100,8 @@ constexpr std::array kMethods{
     RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", false, renderAlbedo},
     RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", false, renderNormal},
     RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", false, renderEmission},
+    RenderMethod{"lightmap", "a solved texel lightmap (--lightmap), sampled bilinearly after dilation", false,
+                 renderLightmap, true},
 };
 
 }  // namespace

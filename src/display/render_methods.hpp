@@ -7,6 +7,7 @@
 #include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
 #include "ibrr/ldc.hpp"
+#include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
 
 #include <span>
@@ -17,10 +18,12 @@
 namespace ibrr::display {
 
 struct RenderSettings {
-  const LayeredDepthCube* store = nullptr;  // IBRR: the baked store (required)
-  ReconstructionOptions reconstruction;     // IBRR: retrieval filter
-  bool cpuReconstruction = false;           // IBRR: the CPU path instead of the GPU compute shader
-  bake::BakeOptions vplOptions;             // Keller: light paths, hemicube sizes and clamp, as a bake
+  const LayeredDepthCube* store = nullptr;                 // IBRR: the baked store (required)
+  ReconstructionOptions reconstruction;                    // IBRR: retrieval filter
+  bool cpuReconstruction = false;                          // IBRR: the CPU path instead of the GPU compute shader
+  bake::BakeOptions vplOptions;                            // Keller: light paths, hemicube sizes and clamp, as a bake
+  const lightmap::Lightmap* lightmap = nullptr;            // lightmap: the solved lightmap (required)
+  const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // lightmap: its atlas, rebuilt when null
 };
 
 struct RenderRequest {
@@ -44,6 +47,7 @@ struct RenderMethod {
   std::string_view summary;  // one line for --help
   bool needsStore;           // true: --store FILE is required
   RenderOutput (*render)(const RenderRequest& request);
+  bool needsLightmap = false;  // true: --lightmap FILE is required
 };
 
 [[nodiscard]] std::span<const RenderMethod> renderMethods();

@@ -1,0 +1,176 @@
+#include "lightmap/lightmap_file.hpp"
+
+#include "display/image.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace ibrr::lightmap {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kFormatName = "ibrr lightmap";
+
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016" PRIx64, value);
+  return text;
+}
+
+// A required key of a given JSON type, or an ibrr::Error naming the file and the key.
+const json& requireKey(const json& object, const char* key, json::value_t type, const fs::path& path,
+                       const char* typeName) {
+  const auto it = object.find(key);
+  const bool numberOk = type == json::value_t::number_float && it != object.end() && it->is_number();
+  const bool integerOk = type == json::value_t::number_integer && it != object.end() && it->is_number_integer();
+  if (it == object.end() || !(it->type() == type || numberOk || integerOk))
+    throw Error(path.string() + ": key '" + key + "' is missing or not " + typeName +
+                "; the file is damaged or from another program: bake it again");
+  return *it;
+}
+
+}  // namespace
+
+fs::path lightmapImagePath(const fs::path& lightmapPath) {
+  fs::path image = lightmapPath;
+  image += ".exr";
+  return image;
+}
+
+void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
+  if (lightmap.width <= 0 || lightmap.height <= 0 ||
+      lightmap.radiance.size() != std::size_t(lightmap.width) * std::size_t(lightmap.height))
+    throw Error(path.string() + ": cannot save a lightmap of " + std::to_string(lightmap.radiance.size()) +
+                " texels as " + std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height));
+  checkWritableFolder(path);
+  json settings;
+  try {
+    settings = lightmap.settingsJson.empty() ? json::object() : json::parse(lightmap.settingsJson);
+  } catch (const json::exception&) {
+    settings = lightmap.settingsJson;  // kept as text when it is not JSON
+  }
+  const fs::path imagePath = lightmapImagePath(path);
+  const json metadata = {
+      {"format", kFormatName},
+      {"version", kLightmapFormatVersion},
+      {"method", lightmap.method},
+      {"settings", settings},
+      {"sceneFingerprint", hex64(lightmap.sceneFingerprint)},
+      {"atlas",
+       {{"texelsPerUnit", lightmap.atlasOptions.texelsPerUnit},
+        {"targetSize", lightmap.atlasOptions.targetSize},
+        {"paddingTexels", lightmap.atlasOptions.paddingTexels},
+        {"chartNormalCosine", lightmap.atlasOptions.chartNormalCosine}}},
+      {"width", lightmap.width},
+      {"height", lightmap.height},
+      {"radiance", imagePath.filename().string()},
+  };
+  display::Image image(lightmap.width, lightmap.height);
+  image.pixels = lightmap.radiance;       // image row y = atlas texel row y
+  display::writeImage(image, imagePath);  // temporary name, then rename
+  writeFileAtomically(path, [&](const fs::path& temporary) {
+    std::ofstream out(temporary);
+    out << metadata.dump(2) << '\n';
+    out.close();
+    if (!out) throw Error(temporary.string() + ": could not write the lightmap metadata (disk full?)");
+  });
+}
+
+Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapAtlas* atlasOut) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw Error(path.string() + ": lightmap file not found; bake one with 'ibrr bake SCENE --method gather -o " +
+                path.filename().string() + "'");
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  json metadata;
+  try {
+    metadata = json::parse(text.str());
+  } catch (const json::parse_error& error) {
+    throw Error(path.string() + ": not a lightmap file (malformed JSON at byte " + std::to_string(error.byte) +
+                "); give the .lightmap file that 'ibrr bake --method gather' wrote, not its .exr");
+  }
+  if (!metadata.is_object() || metadata.value("format", json()) != kFormatName)
+    throw Error(path.string() + ": not a lightmap file (key 'format' is not \"" + kFormatName +
+                "\"); give the .lightmap file that 'ibrr bake --method gather' wrote");
+  const int version = requireKey(metadata, "version", json::value_t::number_integer, path, "an integer").get<int>();
+  if (version != kLightmapFormatVersion)
+    throw Error(path.string() + ": lightmap format version " + std::to_string(version) + ", this ibrr reads " +
+                std::to_string(kLightmapFormatVersion) + "; bake it again with this version");
+
+  Lightmap lightmap;
+  lightmap.method = requireKey(metadata, "method", json::value_t::string, path, "a string").get<std::string>();
+  const auto settings = metadata.find("settings");
+  lightmap.settingsJson = settings == metadata.end() ? "{}"
+                          : settings->is_string()    ? settings->get<std::string>()
+                                                     : settings->dump();
+  const std::string fingerprint =
+      requireKey(metadata, "sceneFingerprint", json::value_t::string, path, "a string of 16 hex digits")
+          .get<std::string>();
+  char* end = nullptr;
+  lightmap.sceneFingerprint = std::strtoull(fingerprint.c_str(), &end, 16);
+  if (fingerprint.size() != 16 || end != fingerprint.c_str() + 16)
+    throw Error(path.string() + ": key 'sceneFingerprint' is not 16 hex digits; bake the lightmap again");
+  if (lightmap.sceneFingerprint != scene.fingerprint())
+    throw Error(path.string() + ": this lightmap was baked for another scene (fingerprint " + fingerprint +
+                ", this scene " + hex64(scene.fingerprint()) + "); bake one for " +
+                (scene.sourcePath.empty() ? std::string("this scene") : scene.sourcePath.filename().string()));
+  const json& atlas = requireKey(metadata, "atlas", json::value_t::object, path, "an object");
+  lightmap.atlasOptions.texelsPerUnit =
+      requireKey(atlas, "texelsPerUnit", json::value_t::number_float, path, "a number").get<float>();
+  lightmap.atlasOptions.targetSize =
+      requireKey(atlas, "targetSize", json::value_t::number_integer, path, "an integer").get<int>();
+  lightmap.atlasOptions.paddingTexels =
+      requireKey(atlas, "paddingTexels", json::value_t::number_integer, path, "an integer").get<int>();
+  lightmap.atlasOptions.chartNormalCosine =
+      requireKey(atlas, "chartNormalCosine", json::value_t::number_float, path, "a number").get<float>();
+  lightmap.width = requireKey(metadata, "width", json::value_t::number_integer, path, "an integer").get<int>();
+  lightmap.height = requireKey(metadata, "height", json::value_t::number_integer, path, "an integer").get<int>();
+  if (lightmap.width <= 0 || lightmap.height <= 0 || lightmap.width > 16384 || lightmap.height > 16384)
+    throw Error(path.string() + ": keys 'width' and 'height' must be in [1, 16384]; bake the lightmap again");
+  const std::string imageName =
+      requireKey(metadata, "radiance", json::value_t::string, path, "a file name").get<std::string>();
+  const fs::path imagePath = path.parent_path() / imageName;
+  if (!fs::is_regular_file(imagePath, ec))
+    throw Error(path.string() + ": its radiance image " + imagePath.string() +
+                " is missing; keep the .lightmap and its .exr together, or bake again");
+  display::Image image;
+  try {
+    image = display::readImage(imagePath);
+  } catch (const Error& error) {
+    throw Error(path.string() + ": its radiance image cannot be read (" + error.what() + "); bake again");
+  }
+  if (image.width != lightmap.width || image.height != lightmap.height)
+    throw Error(path.string() + ": its radiance image " + imagePath.filename().string() + " is " +
+                std::to_string(image.width) + "×" + std::to_string(image.height) + ", the metadata says " +
+                std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height) + "; bake again");
+  for (const glm::vec3& value : image.pixels)
+    if (!(std::isfinite(value.x) && std::isfinite(value.y) && std::isfinite(value.z)))
+      throw Error(path.string() + ": its radiance image has non-finite texels; bake again");
+  lightmap.radiance = std::move(image.pixels);
+
+  LightmapAtlas rebuilt;
+  try {
+    rebuilt = buildAtlas(scene, lightmap.atlasOptions);
+  } catch (const Error& error) {
+    throw Error(path.string() + ": key 'atlas' does not give an atlas (" + error.what() + "); bake again");
+  }
+  if (rebuilt.width != lightmap.width || rebuilt.height != lightmap.height)
+    throw Error(path.string() + ": the atlas rebuilt from its options is " + std::to_string(rebuilt.width) + "×" +
+                std::to_string(rebuilt.height) + " texels, the file's is " + std::to_string(lightmap.width) + "×" +
+                std::to_string(lightmap.height) + " (made by another version of the atlas code); bake again");
+  if (atlasOut) *atlasOut = std::move(rebuilt);
+  return lightmap;
+}
+
+}  // namespace ibrr::lightmap

@@ -1,0 +1,35 @@
+#pragma once
+// The lightmap file: `X.lightmap` is JSON metadata and `X.lightmap.exr` (beside it) the radiance
+// atlas as a 32-bit float RGB OpenEXR image whose row y is atlas texel row y (so the picture shows
+// the atlas upside down against GL's convention; the values are what matter). The JSON holds:
+//   "format": "ibrr lightmap", "version": 1, "method": "gather", "settings": { the solver's },
+//   "sceneFingerprint": "16 hex digits", "atlas": { texelsPerUnit, targetSize, paddingTexels,
+//   chartNormalCosine }, "width", "height", "radiance": "X.lightmap.exr" (relative to the JSON).
+// The atlas itself is not stored: buildAtlas() is deterministic, so the loader rebuilds it from the
+// scene and "atlas" and checks that its size matches.
+#include "lightmap/atlas.hpp"
+
+#include <filesystem>
+
+namespace ibrr::lightmap {
+
+inline constexpr int kLightmapFormatVersion = 1;
+
+// The radiance image's path for a lightmap path: "X.lightmap" → "X.lightmap.exr".
+[[nodiscard]] std::filesystem::path lightmapImagePath(const std::filesystem::path& lightmapPath);
+
+// Writes the EXR, then the JSON, each under a temporary name renamed over the target when
+// complete. Throws ibrr::Error naming the file when the folder is missing or not writable, or the
+// lightmap is inconsistent (radiance size ≠ width·height).
+void saveLightmap(const std::filesystem::path& path, const Lightmap& lightmap);
+inline void saveLightmap(const Lightmap& lightmap, const std::filesystem::path& path) { saveLightmap(path, lightmap); }
+
+// Reads and checks a lightmap for `scene`: the file exists and is JSON of this format and version,
+// every key is there with the right type, it was baked for this scene (fingerprint: "baked for
+// another scene"), the EXR exists and is width × height with finite values, and the atlas rebuilt
+// from "atlas" has that size. Each failure is one ibrr::Error naming the file, the key and what to
+// do. When `atlas` is given it receives the rebuilt atlas.
+[[nodiscard]] Lightmap loadLightmap(const std::filesystem::path& path, const scene::Scene& scene,
+                                    LightmapAtlas* atlas = nullptr);
+
+}  // namespace ibrr::lightmap

@@ -1,0 +1,28 @@
+#pragma once
+// The atlas's triangle list on the GPU, for every pass that draws the scene with lightmap UVs
+// (patch rasterisation in UV space, the lightmap display, solvers): one vertex buffer of
+// LightmapVertex (3 per triangle, unwelded) and a vertex array with these attributes:
+//   location 0: position (vec3, world)      location 1: normal (vec3, world, front side)
+//   location 2: lightmapUv (vec2, texels)   location 3: material (uint, index into Scene::materials)
+// Triangle i of a draw is atlas triangle i (gl_PrimitiveID in a fragment shader, no geometry shader).
+#include "gpu/resources.hpp"
+#include "lightmap/atlas.hpp"
+
+namespace ibrr::lightmap {
+
+class LightmapMesh {
+public:
+  explicit LightmapMesh(const LightmapAtlas& atlas);
+
+  // Draws triangles [first, first + count) with the currently bound program and target.
+  void draw(std::size_t first, std::size_t count) const;
+  void drawAll() const { draw(0, m_triangleCount); }
+  [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
+
+private:
+  gpu::Buffer m_vertices;
+  gpu::VertexArray m_vertexArray;
+  std::size_t m_triangleCount = 0;
+};
+
+}  // namespace ibrr::lightmap

@@ -1,0 +1,356 @@
+// The lightmap atlas and patch list: texel centres inside their triangles, charts that never share
+// a texel and keep their padding, determinism, Σ area = surface area, texels on the surface with
+// the triangle's normal, and thin triangles that still get texels.
+#include "../rays/test_scenes.hpp"
+#include "lightmap/atlas.hpp"
+#include "scene/load.hpp"
+#include "test_support.hpp"
+
+#include <tbb/global_control.h>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+using namespace ibrr;
+using namespace ibrr::lightmap;
+
+namespace {
+
+double surfaceArea(const scene::Scene& scene) {
+  double area = 0.0;
+  for (const scene::MeshInstance& instance : scene.instances) {
+    const scene::TriangleMesh& mesh = scene.meshes[instance.mesh];
+    for (const glm::uvec3& t : mesh.triangles) {
+      glm::dvec3 p[3];
+      for (int k = 0; k < 3; ++k) p[k] = glm::dvec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
+      area += 0.5 * glm::length(glm::cross(p[1] - p[0], p[2] - p[0]));
+    }
+  }
+  return area;
+}
+
+// Barycentric coordinates of p in the UV triangle (a, b, c); NaN-free for non-degenerate ones.
+glm::dvec3 barycentrics(glm::dvec2 p, glm::dvec2 a, glm::dvec2 b, glm::dvec2 c) {
+  const double d = (b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y);
+  const double l1 = ((p.x - a.x) * (c.y - a.y) - (c.x - a.x) * (p.y - a.y)) / d;
+  const double l2 = ((b.x - a.x) * (p.y - a.y) - (p.x - a.x) * (b.y - a.y)) / d;
+  return {1.0 - l1 - l2, l1, l2};
+}
+
+// Distance from p to the world triangle (a, b, c) (brute force: plane, else the nearest edge).
+double distanceToTriangle(glm::dvec3 p, glm::dvec3 a, glm::dvec3 b, glm::dvec3 c) {
+  const glm::dvec3 n = glm::normalize(glm::cross(b - a, c - a));
+  const glm::dvec3 q = p - n * glm::dot(p - a, n);
+  auto inside = [&](glm::dvec3 u, glm::dvec3 v) { return glm::dot(glm::cross(v - u, q - u), n) >= 0.0; };
+  if (inside(a, b) && inside(b, c) && inside(c, a)) return glm::length(p - q);
+  auto segment = [&](glm::dvec3 u, glm::dvec3 v) {
+    const double t = glm::clamp(glm::dot(p - u, v - u) / glm::dot(v - u, v - u), 0.0, 1.0);
+    return glm::length(p - (u + t * (v - u)));
+  };
+  return std::min({segment(a, b), segment(b, c), segment(c, a)});
+}
+
+const scene::Scene& cornell() {
+  static const scene::Scene scene = scene::loadScene(scene::resolveScenePath("cornell"));
+  return scene;
+}
+
+// Checks every atlas and patch-list invariant; returns the number of valid texels.
+std::size_t checkAtlasAndPatches(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
+                                 int padding) {
+  REQUIRE(atlas.triangleCount() == scene.triangleCount());
+  REQUIRE(patches.texelCount() == std::size_t(atlas.width) * atlas.height);
+  // Footprints: inside the atlas, pairwise disjoint, with `padding` free texels between them.
+  std::vector<std::int64_t> owner(patches.texelCount(), -1);
+  for (std::uint32_t c = 0; c < atlas.chartCount; ++c) {
+    const auto& f = atlas.chartFootprints[c];
+    REQUIRE((f.x >= padding && f.y >= padding && f.x + f.width + padding <= atlas.width &&
+             f.y + f.height + padding <= atlas.height));
+    for (int y = f.y; y < f.y + f.height; ++y)
+      for (int x = f.x; x < f.x + f.width; ++x) {
+        REQUIRE(owner[std::size_t(y) * atlas.width + x] == -1);
+        owner[std::size_t(y) * atlas.width + x] = c;
+      }
+  }
+  for (std::uint32_t c = 0; c < atlas.chartCount; ++c) {
+    const auto& f = atlas.chartFootprints[c];
+    for (int y = f.y - padding; y < f.y + f.height + padding; ++y)
+      for (int x = f.x - padding; x < f.x + f.width + padding; ++x) {
+        const std::int64_t o = owner[std::size_t(y) * atlas.width + x];
+        REQUIRE((o == -1 || o == std::int64_t(c)));
+      }
+  }
+  // Every triangle's UVs lie in its chart's footprint.
+  for (std::size_t t = 0; t < atlas.triangleCount(); ++t) {
+    const auto& f = atlas.chartFootprints[atlas.triangleChart[t]];
+    for (int k = 0; k < 3; ++k) {
+      const glm::vec2 uv = atlas.vertices[3 * t + k].lightmapUv;
+      REQUIRE((uv.x >= f.x - 1e-3f && uv.x <= f.x + f.width + 1e-3f && uv.y >= f.y - 1e-3f &&
+               uv.y <= f.y + f.height + 1e-3f));
+    }
+  }
+  // Valid texels: centre inside the owning triangle (or, for conservative texels, the texel square
+  // touching it), inside the owning chart's footprint, position on the triangle, its normal.
+  std::size_t validCount = 0, conservativeCount = 0;
+  double worstDistance = 0.0, worstCentre = 0.0;
+  for (int y = 0; y < atlas.height; ++y)
+    for (int x = 0; x < atlas.width; ++x) {
+      const std::size_t i = std::size_t(y) * atlas.width + x;
+      if (!patches.valid[i]) {
+        REQUIRE(patches.triangle[i] == PatchList::kNoTriangle);
+        continue;
+      }
+      ++validCount;
+      const std::uint32_t t = patches.triangle[i];
+      REQUIRE(t < atlas.triangleCount());
+      REQUIRE(owner[i] == std::int64_t(atlas.triangleChart[t]));
+      const LightmapVertex* v = &atlas.vertices[3 * t];
+      const glm::dvec2 a(v[0].lightmapUv), b(v[1].lightmapUv), c(v[2].lightmapUv);
+      if (patches.centreCovered[i]) {
+        // Inside: the distance from the centre to the UV triangle (texels) is at most the
+        // rasteriser's sub-texel snapping of vertices (llvmpipe: 1/256 texel).
+        const glm::dvec3 l = barycentrics({x + 0.5, y + 0.5}, a, b, c);
+        if (std::min({l.x, l.y, l.z}) < 0.0)
+          worstCentre = std::max(worstCentre, distanceToTriangle(glm::dvec3(x + 0.5, y + 0.5, 0.0), glm::dvec3(a, 0.0),
+                                                                 glm::dvec3(b, 0.0), glm::dvec3(c, 0.0)));
+      } else {
+        ++conservativeCount;
+        // The texel square overlaps the triangle: its centre is within half a diagonal of it.
+        REQUIRE(distanceToTriangle(glm::dvec3(x + 0.5, y + 0.5, 0.0), glm::dvec3(a, 0.0), glm::dvec3(b, 0.0),
+                                   glm::dvec3(c, 0.0)) <= 0.5 * std::sqrt(2.0) + 1e-9);
+      }
+      const double distance = distanceToTriangle(glm::dvec3(patches.position[i]), glm::dvec3(v[0].position),
+                                                 glm::dvec3(v[1].position), glm::dvec3(v[2].position));
+      worstDistance = std::max(worstDistance, distance);
+      const glm::dvec3 n = glm::normalize(
+          glm::cross(glm::dvec3(v[1].position - v[0].position), glm::dvec3(v[2].position - v[0].position)));
+      REQUIRE(glm::dot(glm::dvec3(patches.normal[i]), n) > 0.99999);
+      REQUIRE(patches.area[i] > 0.0f);
+    }
+  CHECK(worstCentre <= 1.0 / 128.0);  // texel units
+  // On the surface: 1e-5 of the scene's size, the float precision of the positions.
+  CHECK(worstDistance <= 1e-5 * scene.bounds().diagonal());
+  INFO("valid " << validCount << ", conservative " << conservativeCount);
+  return validCount;
+}
+
+double validArea(const PatchList& patches) {
+  double sum = 0.0;
+  for (std::size_t i = 0; i < patches.texelCount(); ++i)
+    if (patches.valid[i]) sum += patches.area[i];
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("atlas of the Cornell box: texel centres in their triangles, padded charts, exact area", "[atlas]") {
+  test::glContext();
+  const scene::Scene& scene = cornell();
+  for (int padding : {1, 2, 4}) {
+    AtlasOptions options;
+    options.targetSize = 128;
+    options.paddingTexels = padding;
+    const LightmapAtlas atlas = buildAtlas(scene, options);
+    CHECK(atlas.width <= 128);
+    CHECK(atlas.height <= 128);
+    // The box's 32 triangles are 16 flat quads (5 walls, the light, the blocks' 10 visible faces):
+    // far fewer charts than triangles.
+    CHECK(atlas.chartCount < scene.triangleCount() / 2 + 2);
+    const PatchList patches = rasterizePatches(scene, atlas);
+    const std::size_t valid = checkAtlasAndPatches(scene, atlas, patches, padding);
+    CHECK(valid > 0);
+    // Σ area over valid texels = the surface area: each chart's exact area is shared among its
+    // texels, so only rounding remains: each texel's area is a float (relative 6e-8), summed in
+    // double; 1e-6 relative leaves room for systematic rounding over a million texels.
+    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+    // A full interior texel stands for (1/density)² of surface, within the projection's few %.
+    const double nominal = 1.0 / (double(atlas.texelsPerUnit) * atlas.texelsPerUnit);
+    for (std::size_t i = 0; i < patches.texelCount(); ++i)
+      if (patches.valid[i]) {
+        REQUIRE(patches.area[i] > 0.5 * nominal);
+        REQUIRE(patches.area[i] < 2.0 * nominal);
+      }
+  }
+}
+
+TEST_CASE("atlas: the same scene gives the same atlas and patches on any thread count", "[atlas]") {
+  test::glContext();
+  const scene::Scene& scene = cornell();
+  AtlasOptions options;
+  options.texelsPerUnit = 0.1f;  // texels per millimetre
+  const LightmapAtlas first = buildAtlas(scene, options);
+  const PatchList firstPatches = rasterizePatches(scene, first);
+  LightmapAtlas second;
+  PatchList secondPatches;
+  {
+    const tbb::global_control oneThread(tbb::global_control::max_allowed_parallelism, 1);
+    second = buildAtlas(scene, options);
+    secondPatches = rasterizePatches(scene, second);
+  }
+  REQUIRE(first.width == second.width);
+  REQUIRE(first.height == second.height);
+  REQUIRE(first.vertices.size() == second.vertices.size());
+  CHECK(std::memcmp(first.vertices.data(), second.vertices.data(), first.vertices.size() * sizeof(LightmapVertex)) ==
+        0);
+  CHECK(first.triangleChart == second.triangleChart);
+  CHECK(firstPatches.triangle == secondPatches.triangle);
+  CHECK(std::memcmp(firstPatches.position.data(), secondPatches.position.data(),
+                    firstPatches.position.size() * sizeof(glm::vec3)) == 0);
+  CHECK(firstPatches.area == secondPatches.area);
+  CHECK(first.texelsPerUnit == 0.1f);
+}
+
+TEST_CASE("atlas: a sliver thinner than a texel still gets texels on it", "[atlas]") {
+  test::glContext();
+  scene::Scene scene;
+  // A 1×1 floor and, standing on it, a sliver 20 units long and 0.002 wide (a tenth of a texel at
+  // 50 texels per unit) in another plane, so it is a chart of its own.
+  rays::test::addQuad(scene, {0, 0, 0}, {1, 0, 0}, {1, 0, 1}, {0, 0, 1}, glm::vec3(0.5f));
+  scene::Material material;
+  material.albedo = glm::vec3(0.3f);
+  scene.materials.push_back(material);
+  scene::TriangleMesh sliver;
+  sliver.positions = {{0.3f, 0.0f, 0.2f}, {0.302f, 0.0f, 0.2f}, {0.301f, 20.0f, 0.2f}};
+  sliver.triangles = {glm::uvec3(0, 1, 2)};
+  sliver.triangleMaterials = {1};
+  scene.meshes.push_back(sliver);
+  scene.instances.push_back({1, glm::mat4(1.0f)});
+  scene.finalize();
+  AtlasOptions options;
+  options.texelsPerUnit = 50.0f;
+  const LightmapAtlas atlas = buildAtlas(scene, options);
+  REQUIRE(atlas.chartCount == 2);
+  const PatchList patches = rasterizePatches(scene, atlas);
+  std::size_t sliverTexels = 0;
+  for (std::size_t i = 0; i < patches.texelCount(); ++i)
+    if (patches.valid[i] && patches.triangle[i] == 2) ++sliverTexels;
+  // 20 units at 50 texels per unit: about 1,000 texels along its length.
+  CHECK(sliverTexels >= 1000);
+  CHECK(sliverTexels <= 2100);
+  checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
+  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+}
+
+TEST_CASE("atlas: crumbs smaller than a texel join a neighbouring chart without taking its texels", "[atlas]") {
+  test::glContext();
+  scene::Scene scene;
+  // A 1×1 floor (y = 0, facing up) at 20 texels per unit, and on it a separate upright triangle
+  // 0.02 across (less than a texel; no shared edge), tilted 60° from the floor.
+  rays::test::addQuad(scene, {0, 0, 0}, {0, 0, 1}, {1, 0, 1}, {1, 0, 0}, glm::vec3(0.5f));
+  scene::Material material;
+  material.albedo = glm::vec3(0.3f);
+  scene.materials.push_back(material);
+  scene::TriangleMesh crumb;
+  crumb.positions = {{0.51f, 0.0f, 0.5f}, {0.51f, 0.0f, 0.52f}, {0.52f, 0.0173f, 0.5f}};  // normal (−0.87, 0.5, 0)
+  crumb.triangles = {glm::uvec3(0, 1, 2)};
+  crumb.triangleMaterials = {1};
+  scene.meshes.push_back(crumb);
+  scene.instances.push_back({1, glm::mat4(1.0f)});
+  scene.finalize();
+  AtlasOptions options;
+  options.texelsPerUnit = 20.0f;
+  const LightmapAtlas atlas = buildAtlas(scene, options);
+  CHECK(atlas.chartCount == 1);  // the crumb joined the floor
+  const PatchList patches = rasterizePatches(scene, atlas);
+  checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
+  // Every texel keeps the floor's triangles (the crumb overlaps one in UV), and the crumb's area
+  // is shared by the floor's texels: Σ area is still the surface area.
+  for (std::size_t i = 0; i < patches.texelCount(); ++i)
+    if (patches.valid[i]) REQUIRE(patches.triangle[i] < 2);
+  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+}
+
+TEST_CASE("atlas: bad options are refused naming the option", "[atlas]") {
+  const scene::Scene& scene = cornell();
+  AtlasOptions options;
+  options.paddingTexels = 0;
+  CHECK_THROWS_WITH(buildAtlas(scene, options), Catch::Contains("padding"));
+  options = {};
+  options.texelsPerUnit = -1.0f;
+  CHECK_THROWS_WITH(buildAtlas(scene, options), Catch::Contains("texels per unit"));
+  options = {};
+  options.targetSize = 2;
+  CHECK_THROWS_WITH(buildAtlas(scene, options), Catch::Contains("target size"));
+}
+
+// Sibenik and the conference room (../shared/scenes): atlases for real meshes, every invariant.
+TEST_CASE("atlas: Sibenik and the conference room", "[atlas][large]") {
+  test::glContext();
+  for (const char* name : {"sibenik", "conference"}) {
+    const auto path = test::sceneDir() / (std::string(name) + ".json");
+    if (!std::filesystem::exists(test::sharedScenesDir())) {
+      WARN("../shared/scenes is missing: skipped");
+      return;
+    }
+    const scene::Scene scene = scene::loadScene(path);
+    AtlasOptions options;
+    options.targetSize = 1024;
+    const LightmapAtlas atlas = buildAtlas(scene, options);
+    const PatchList patches = rasterizePatches(scene, atlas);
+    checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
+    // Charts too small to hold a texel centre get conservative texels and crumbs join a host, so no
+    // area is lost (zero-area triangles have none): rounding only, as for the Cornell box.
+    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+  }
+}
+
+// Not a check: the README's figures (charts, atlas size, density, waste, times) and a false-colour
+// picture of the Cornell atlas's charts. Run: ibrr_lightmap_tests "[.figures]".
+TEST_CASE("atlas figures for the README", "[.figures]") {
+  test::glContext();
+  const std::filesystem::path folder = test::outputDir("lightmap atlas figures");
+  for (const char* name : {"cornell", "sibenik", "conference"}) {
+    const auto path = std::string(name) == "cornell" ? scene::resolveScenePath("cornell")
+                                                     : test::sceneDir() / (std::string(name) + ".json");
+    const scene::Scene scene = scene::loadScene(path);
+    for (int targetSize : {256, 1024}) {
+      AtlasOptions options;
+      options.targetSize = targetSize;
+      auto start = std::chrono::steady_clock::now();
+      const LightmapAtlas atlas = buildAtlas(scene, options);
+      const double buildSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      start = std::chrono::steady_clock::now();
+      const PatchList patches = rasterizePatches(scene, atlas);
+      const double patchSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::size_t valid = 0, conservative = 0;
+      for (std::size_t i = 0; i < patches.texelCount(); ++i) {
+        valid += patches.valid[i];
+        conservative += patches.valid[i] && !patches.centreCovered[i];
+      }
+      std::printf("  area: valid texels / surface - 1 = %.3g\n", validArea(patches) / surfaceArea(scene) - 1.0);
+      std::printf(
+          "| %s | %zu | %u | %d×%d | %.4g (1 texel = %.3g units) | %zu (%zu conservative) | %.1f%% | %.2f s | "
+          "%.2f s |\n",
+          name, scene.triangleCount(), atlas.chartCount, atlas.width, atlas.height, double(atlas.texelsPerUnit),
+          1.0 / atlas.texelsPerUnit, valid, conservative, 100.0 * atlas.wastedFraction, buildSeconds, patchSeconds);
+      {
+        std::size_t single = 0, oneByOne = 0, thin = 0;
+        std::vector<int> trianglesPerChart(atlas.chartCount, 0);
+        for (std::uint32_t c : atlas.triangleChart) ++trianglesPerChart[c];
+        for (std::uint32_t c = 0; c < atlas.chartCount; ++c) {
+          single += trianglesPerChart[c] == 1;
+          oneByOne += atlas.chartFootprints[c].width == 1 && atlas.chartFootprints[c].height == 1;
+          thin += std::min(atlas.chartFootprints[c].width, atlas.chartFootprints[c].height) == 1;
+        }
+        std::printf("  charts of one triangle %zu, 1x1 footprints %zu, one texel thin %zu\n", single, oneByOne, thin);
+      }
+      if (std::string(name) == "cornell" && targetSize == 256) {
+        // Chart ids in false colour (a hash per chart), padding black, 2× enlarged, top row first.
+        const int scale = 2;
+        display::Image picture(atlas.width * scale, atlas.height * scale);
+        for (int y = 0; y < picture.height; ++y)
+          for (int x = 0; x < picture.width; ++x) {
+            const std::size_t i = std::size_t(atlas.height - 1 - y / scale) * atlas.width + x / scale;
+            if (!patches.valid[i]) continue;
+            const std::uint32_t hash = (atlas.triangleChart[patches.triangle[i]] + 1) * 2654435761u;
+            picture.at(x, y) =
+                glm::vec3(0.25f) +
+                0.75f * glm::vec3(float(hash & 255), float((hash >> 8) & 255), float((hash >> 16) & 255)) / 255.0f;
+          }
+        display::writeImage(picture, folder / "cornell_atlas.png");
+      }
+    }
+  }
+}

@@ -1,0 +1,147 @@
+// The lightmap file: a round trip keeps every value, and each kind of bad file is refused with a
+// message naming the file and what is wrong; `ibrr render --lightmap` uses it and refuses a
+// lightmap baked for another scene.
+#include "lightmap/lightmap_file.hpp"
+#include "scene/load.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+using namespace ibrr;
+using namespace ibrr::lightmap;
+namespace fs = std::filesystem;
+
+namespace {
+
+const scene::Scene& cornell() {
+  static const scene::Scene scene = scene::loadScene(scene::resolveScenePath("cornell"));
+  return scene;
+}
+
+// A Cornell lightmap with a texel-dependent radiance (so that a row or channel swap shows).
+Lightmap cornellLightmap() {
+  Lightmap lightmap;
+  lightmap.atlasOptions.targetSize = 64;
+  const LightmapAtlas atlas = buildAtlas(cornell(), lightmap.atlasOptions);
+  lightmap.width = atlas.width;
+  lightmap.height = atlas.height;
+  lightmap.radiance.resize(std::size_t(atlas.width) * atlas.height);
+  for (std::size_t i = 0; i < lightmap.radiance.size(); ++i)
+    lightmap.radiance[i] = glm::vec3(float(i % 97) * 0.37f, float(i / 97) * 1e-3f, 1.0f / float(i + 1));
+  lightmap.method = "gather";
+  lightmap.settingsJson = R"({"hemicube":128,"tolerance":0.005})";
+  lightmap.sceneFingerprint = cornell().fingerprint();
+  return lightmap;
+}
+
+nlohmann::json readJson(const fs::path& path) { return nlohmann::json::parse(test::readText(path)); }
+void writeJson(const fs::path& path, const nlohmann::json& value) { test::writeText(path, value.dump(2)); }
+
+}  // namespace
+
+TEST_CASE("lightmap file: save and load give back every value", "[file]") {
+  const fs::path folder = test::outputDir("lightmap file round trip");
+  const Lightmap saved = cornellLightmap();
+  const fs::path path = folder / "cornell.lightmap";
+  saveLightmap(path, saved);
+  CHECK(fs::exists(folder / "cornell.lightmap.exr"));
+  CHECK(readJson(path)["radiance"] == "cornell.lightmap.exr");
+  LightmapAtlas atlas;
+  const Lightmap loaded = loadLightmap(path, cornell(), &atlas);
+  CHECK(loaded.width == saved.width);
+  CHECK(loaded.height == saved.height);
+  CHECK(loaded.method == "gather");
+  CHECK(nlohmann::json::parse(loaded.settingsJson) == nlohmann::json::parse(saved.settingsJson));
+  CHECK(loaded.sceneFingerprint == saved.sceneFingerprint);
+  CHECK(loaded.atlasOptions.targetSize == 64);
+  CHECK(loaded.atlasOptions.texelsPerUnit == saved.atlasOptions.texelsPerUnit);
+  CHECK(loaded.atlasOptions.paddingTexels == saved.atlasOptions.paddingTexels);
+  CHECK(loaded.atlasOptions.chartNormalCosine == saved.atlasOptions.chartNormalCosine);
+  CHECK(loaded.radiance == saved.radiance);  // 32-bit float EXR: exact
+  CHECK(atlas.width == saved.width);
+  CHECK(atlas.height == saved.height);
+  // No temporary files left behind.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(folder)) ++files;
+  CHECK(files == 2);
+}
+
+TEST_CASE("lightmap file: bad files are refused naming the file and the problem", "[file]") {
+  const fs::path folder = test::outputDir("lightmap file errors");
+  const fs::path good = folder / "good.lightmap";
+  saveLightmap(good, cornellLightmap());
+  const nlohmann::json metadata = readJson(good);
+  auto variant = [&](const std::string& name, const nlohmann::json& value) {
+    const fs::path path = folder / (name + ".lightmap");
+    writeJson(path, value);
+    return path;
+  };
+  auto refused = [&](const fs::path& path, const std::string& what) {
+    INFO(path.string() << " should be refused with '" << what << "'");
+    CHECK_THROWS_WITH(loadLightmap(path, cornell()), Catch::Contains(path.string()) && Catch::Contains(what));
+  };
+  refused(folder / "missing.lightmap", "not found");
+  test::writeText(folder / "garbage.lightmap", "{ \"format\": ");
+  refused(folder / "garbage.lightmap", "malformed JSON");
+  refused(folder / "good.lightmap.exr", "malformed JSON");  // the EXR given instead of the JSON
+  nlohmann::json value = metadata;
+  value["format"] = "something else";
+  refused(variant("format", value), "not a lightmap file");
+  value = metadata;
+  value["version"] = 99;
+  refused(variant("version", value), "version 99");
+  for (const char* key : {"width", "method", "sceneFingerprint", "atlas", "radiance"}) {
+    value = metadata;
+    value.erase(key);
+    refused(variant(std::string("no_") + key, value), std::string("key '") + key + "'");
+  }
+  value = metadata;
+  value["atlas"].erase("paddingTexels");
+  refused(variant("no_padding", value), "key 'paddingTexels'");
+  value = metadata;
+  value["width"] = "wide";
+  refused(variant("width_type", value), "key 'width'");
+  value = metadata;
+  value["radiance"] = "elsewhere.exr";
+  refused(variant("no_exr", value), "is missing");
+  value = metadata;
+  value["width"] = metadata["width"].get<int>() + 1;
+  refused(variant("size", value), "the metadata says");
+  value = metadata;
+  value["atlas"]["targetSize"] = 32;  // rebuilds a smaller atlas than the EXR's
+  refused(variant("atlas", value), "rebuilt");
+  // Another scene: the furnace's fingerprint differs from the Cornell box's.
+  const scene::Scene furnace = scene::loadScene(scene::resolveScenePath("furnace"));
+  CHECK_THROWS_WITH(loadLightmap(good, furnace), Catch::Contains("baked for another scene"));
+}
+
+TEST_CASE("ibrr render --lightmap renders a lightmap and refuses another scene's", "[file][cli]") {
+  const fs::path folder = test::outputDir("lightmap render command");
+  const fs::path path = folder / "cornell.lightmap";
+  Lightmap lightmap = cornellLightmap();
+  for (glm::vec3& value : lightmap.radiance) value = glm::vec3(0.25f, 0.5f, 1.0f);
+  saveLightmap(path, lightmap);
+  const test::CommandResult ok = test::runIbrr(
+      {"render", "cornell", "--lightmap", path.string(), "--size", "64x64", "-o", (folder / "cornell.exr").string()});
+  INFO(ok.out << ok.err);
+  REQUIRE(ok.exitCode == 0);
+  CHECK_THAT(ok.out, Catch::Contains("lightmap"));
+  // The constant lightmap shows as the constant wherever the camera sees the box.
+  const display::Image image = display::readImage(folder / "cornell.exr");
+  std::size_t constantPixels = 0;
+  for (const glm::vec3& pixel : image.pixels)
+    constantPixels += glm::length(pixel - glm::vec3(0.25f, 0.5f, 1.0f)) < 1e-4f;
+  CHECK(constantPixels > image.pixels.size() / 2);
+  const test::CommandResult other =
+      test::runIbrr({"render", "furnace", "--lightmap", path.string(), "-o", (folder / "furnace.exr").string()});
+  CHECK(other.exitCode == 1);
+  CHECK_THAT(other.err, Catch::Contains("baked for another scene"));
+  CHECK_FALSE(fs::exists(folder / "furnace.exr"));
+  const test::CommandResult noLightmap =
+      test::runIbrr({"render", "cornell", "--method", "lightmap", "-o", (folder / "none.exr").string()});
+  CHECK(noLightmap.exitCode != 0);
+  CHECK_THAT(noLightmap.err, Catch::Contains("--lightmap FILE"));
+}
