@@ -1,28 +1,137 @@
-// `ibrr bake SCENE -o scene.ibrr`: light paths place VPLs, each VPL renders a hemicube on the GPU,
-// and every hemicube pixel is warped into the layered depth cube store, which is saved.
+// `ibrr bake SCENE -o FILE`: precomputes a scene's diffuse global illumination.
+//   --method ibrr (default): light paths place VPLs, each VPL renders a hemicube on the GPU, and
+//     every hemicube pixel is warped into the layered depth cube store (.ibrr), which is saved.
+//   --method gather: the hemicube gathering solver on a texel lightmap (lightmap/gather.hpp),
+//     saved as a .lightmap (EXR atlas + metadata, lightmap/lightmap_file.hpp).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "bake/bake.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
+#include "lightmap/atlas.hpp"
+#include "lightmap/gather.hpp"
+#include "lightmap/lightmap_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
+#include "util/stopwatch.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace ibrr::app {
 namespace {
 
+// The gathering solver's defaults for `ibrr bake --method gather` (README, "Gathering solver"):
+// chosen on the Cornell box as the cheapest settings that meet 5% relRMSE against the reference.
+constexpr int kGatherDefaultAtlasSize = 96;
+constexpr int kGatherDefaultHemicube = 64;
+constexpr int kGatherDefaultIndirectHemicube = 32;
+constexpr int kGatherDefaultIterations = 8;
+constexpr int kGatherToleranceIterationCap = 1000;  // --tolerance alone: iterate until it is met
+
 struct BakeCommandOptions {
   std::string scene;
   std::string output;
+  std::string method = "ibrr";
   std::string splat = "box";
   bake::BakeOptions bake;
+  // --method gather
+  float texelDensity = 0.0f;  // texels per scene unit
+  int atlasSize = 0;          // texels per side the atlas should fit
+  lightmap::GatherOptions gather;
+  bool noRotation = false;
 };
 
-void runBake(const BakeCommandOptions& options) {
+// The flags that only one method reads; giving one to the other method is an error naming it.
+const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat"};
+const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations", "--tolerance",
+                                                   "--layers",        "--time-budget", "--no-rotation"};
+
+bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
+
+void refuseForeignFlags(const CLI::App& command, const std::vector<std::string>& flags, const std::string& method,
+                        const std::string& owner) {
+  for (const std::string& flag : flags)
+    if (given(command, flag))
+      throw CLI::ValidationError(flag + " belongs to --method " + owner + "; --method " + method +
+                                 " does not use it (see ibrr bake --help)");
+}
+
+void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
+  ScopedInterruptHandler onCtrlC;
+  refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkWritableFolder(options.output);  // before any work
+  lightmap::GatherOptions settings = options.gather;
+  settings.hemicubeResolution = given(command, "--hemicube") ? options.bake.hemicubeResolution : kGatherDefaultHemicube;
+  // h defaults to the smaller of its default and H (so that --hemicube 16 alone is valid).
+  settings.indirectHemicubeResolution = given(command, "--indirect-hemicube")
+                                            ? options.bake.indirectHemicubeResolution
+                                            : std::min(kGatherDefaultIndirectHemicube, settings.hemicubeResolution);
+  if (given(command, "--seed")) settings.seed = options.bake.seed;
+  settings.randomRotation = !options.noRotation;
+  if (!given(command, "--iterations"))
+    settings.maxIterations = given(command, "--tolerance") ? kGatherToleranceIterationCap : kGatherDefaultIterations;
+  lightmap::validateGatherOptions(settings);
+  lightmap::AtlasOptions atlasOptions;
+  if (given(command, "--texel-density")) {
+    if (!(options.texelDensity > 0.0f))
+      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
+    atlasOptions.texelsPerUnit = options.texelDensity;
+  } else {
+    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : kGatherDefaultAtlasSize;
+    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
+      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
+  }
+
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  lightmap::checkGatherScene(scene);  // before starting the GPU
+  const auto context = gpu::createHeadlessContext();
+  info("gathering " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
+       context->info().renderer);
+  const Stopwatch total;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
+  const double atlasSeconds = total.seconds();
+  std::unique_ptr<Progress> progress;
+  std::uint64_t reported = 0;
+  const lightmap::GatherResult result =
+      lightmap::solveGather(scene, atlas, patches, settings, {}, [&](std::uint64_t done, std::uint64_t planned) {
+        if (!progress) progress = std::make_unique<Progress>("gather", planned, "hemicubes");
+        progress->advance(done - reported);
+        reported = done;
+      });
+  if (progress) progress->finish();
+  lightmap::Lightmap solved = result.lightmap;
+  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
+  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+
+  std::printf("wrote %s\n", options.output.c_str());
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
+              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount),
+              result.hemicubesPerIteration, atlasSeconds);
+  std::printf(
+      "hemicubes        %zu per iteration, H = %d for the first gather, h = %d after, %d per batch (layers)\n",
+      result.hemicubesPerIteration, settings.hemicubeResolution,
+      settings.indirectHemicubeResolution == 0 ? settings.hemicubeResolution : settings.indirectHemicubeResolution,
+      result.layersPerBatch);
+  std::printf("iteration   H   seconds   total s   hemicubes/s   max rel. change   mean radiance (R G B)\n");
+  for (const lightmap::GatherIterationStats& it : result.iterations)
+    std::printf("%9d %4d %9.2f %9.2f %13.0f %17.5f   %.5g %.5g %.5g\n", it.iteration, it.hemicubeResolution,
+                it.iterationSeconds, it.seconds, double(result.hemicubesPerIteration) / it.iterationSeconds,
+                it.maxRelativeChange, it.meanRadiance.x, it.meanRadiance.y, it.meanRadiance.z);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", total.seconds(), atlasSeconds,
+              result.seconds);
+}
+
+void runBake(const CLI::App& command, const BakeCommandOptions& options) {
+  if (options.method == "gather") return runGatherBake(command, options);
+  if (options.method != "ibrr") throw CLI::ValidationError("--method '" + options.method + "': choose ibrr or gather");
+  refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
   ScopedInterruptHandler onCtrlC;
   if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
   checkWritableFolder(options.output);  // before any work
@@ -76,17 +185,49 @@ void runBake(const BakeCommandOptions& options) {
 void addBakeCommand(CLI::App& app) {
   auto options = std::make_shared<BakeCommandOptions>();
   bake::BakeOptions& b = options->bake;
-  CLI::App* command =
-      app.add_subcommand("bake", "Bake the IBRR radiosity store: VPL hemicubes warped into a layered depth cube");
+  CLI::App* command = app.add_subcommand(
+      "bake",
+      "Bake global illumination: the IBRR store (VPL hemicubes warped into a layered depth cube) or a "
+      "texel lightmap solved by hemicube gathering");
   addSceneArgument(*command, options->scene);
-  command->add_option("-o,--output", options->output, "store file to write (.ibrr)")->required();
+  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather")
+      ->required();
+  command
+      ->add_option("--method", options->method, "ibrr (the LDC store) or gather (texel lightmap, hemicube gathering)")
+      ->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
   addLightPathOptions(*command, b);
+  lightmap::GatherOptions& g = options->gather;
+  CLI::Option* density = command->add_option("--texel-density", options->texelDensity,
+                                             "gather: lightmap texels per scene unit (instead of --atlas)");
+  command
+      ->add_option("--atlas", options->atlasSize,
+                   "gather: the atlas side S in texels the charts should fill (default " +
+                       std::to_string(kGatherDefaultAtlasSize) + ")")
+      ->excludes(density);
+  command->add_option("--iterations", g.maxIterations,
+                      "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
+                          "; with --tolerance alone, until it is met)");
+  command->add_option("--tolerance", g.tolerance,
+                      "gather: stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
+  command->add_option("--time-budget", g.timeBudgetSeconds,
+                      "gather: stop after the iteration that ends past S seconds");
+  command->add_option("--layers", g.layersPerBatch,
+                      "gather: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
+                      "array on a GPU, 4 MiB on llvmpipe)");
+  command->add_flag("--no-rotation", options->noRotation,
+                    "gather: no random rotation of the hemicubes about the normal (banding instead of noise)");
   command->footer(
-      "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr");
-  command->callback([options] { runBake(*options); });
+      "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr\n"
+      "  ibrr bake cornell --method gather -o cornell.lightmap\n"
+      "  ibrr bake cornell --method gather --atlas 256 --hemicube 128 --tolerance 0.005 -o fine.lightmap\n"
+      "--hemicube, --indirect-hemicube and --seed serve both methods; for gather they are H of the first "
+      "gather (direct light, default " +
+      std::to_string(kGatherDefaultHemicube) + "), h of the later ones (default " +
+      std::to_string(kGatherDefaultIndirectHemicube) + ") and the seed of the hemicube rotations.");
+  command->callback([options, command] { runBake(*command, *options); });
 }
 
 }  // namespace ibrr::app

@@ -1,0 +1,312 @@
+#include "lightmap/gather_hemicubes.hpp"
+
+#include "gpu/debug.hpp"
+#include "gpu/shader.hpp"
+#include "util/error.hpp"
+
+#include <glm/gtc/matrix_transform.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <numbers>
+#include <string>
+#include <string_view>
+
+namespace ibrr::lightmap {
+namespace {
+
+constexpr int kFacesPerHemicube = 5;
+
+// Uniform locations (shaders/lightmap_gather.vert/.frag, lightmap_reduce.comp).
+constexpr GLint kUniformFirstEntry = 0;  // the batch's first record within the bound range
+constexpr GLint kUniformResolution = 1;  // lightmap_reduce.comp
+
+// SSBO bindings.
+constexpr GLuint kFaceMatricesBinding = 0;
+constexpr GLuint kMultiplierBinding = 0;
+constexpr GLuint kPatchBinding = 1;
+
+// Per-hemicube record read by the reduction (std430: 32 bytes).
+struct GpuPatch {
+  glm::ivec2 texel;
+  glm::ivec2 unused;
+  glm::vec4 albedo;
+};
+
+// Faces of the hemicube around the canonical axis +z, for the layout (rows) only.
+std::vector<bake::HemicubeFace> layerFaces(int resolution) {
+  return bake::hemicubeFaces(glm::vec3(0.0f, 0.0f, 1.0f), resolution, false);
+}
+
+// A 32-bit integer hash (PCG output permutation of an LCG step).
+std::uint32_t hash32(std::uint32_t v) {
+  std::uint32_t state = v * 747796405u + 2891336453u;
+  const std::uint32_t word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+// Binds the records of items [first, first + count) of `buffer` (itemBytes per item) to an SSBO
+// binding point as one range starting at an offset the driver accepts; the shader finds item
+// `first` at record firstEntry of the range (records of entryBytes).
+struct BoundRange {
+  GLint firstEntry = 0;
+};
+BoundRange bindRange(const gpu::Buffer& buffer, GLuint binding, std::size_t first, std::size_t count,
+                     std::size_t itemBytes, std::size_t entryBytes) {
+  GLint alignment = 1;
+  glGetIntegerv(GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, &alignment);
+  const std::size_t offset = first * itemBytes;
+  const std::size_t aligned = offset - offset % std::size_t(std::max(alignment, 1));
+  glBindBufferRange(GL_SHADER_STORAGE_BUFFER, binding, buffer.id(), GLintptr(aligned),
+                    GLsizeiptr(offset - aligned + count * itemBytes));
+  return {GLint((offset - aligned) / entryBytes)};
+}
+
+bool hasExtension(const char* name) {
+  GLint count = 0;
+  glGetIntegerv(GL_NUM_EXTENSIONS, &count);
+  for (GLint i = 0; i < count; ++i)
+    if (std::string_view(reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)))) == name) return true;
+  return false;
+}
+
+void checkResolution(int resolution, int maxResolution) {
+  if (resolution < 2 || resolution % 2 != 0 || resolution > maxResolution)
+    throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
+                std::to_string(maxResolution));
+}
+
+}  // namespace
+
+std::vector<float> gatherMultiplierMap(int resolution) {
+  checkResolution(resolution, 1 << 14);
+  const int width = resolution;
+  std::vector<float> weights(std::size_t(width) * gatherLayerRows(resolution), 0.0f);
+  const float pixelSide = 2.0f / float(resolution);
+  double sum = 0.0;
+  for (const bake::HemicubeFace& face : layerFaces(resolution)) {
+    for (int row = 0; row < face.rows; ++row) {
+      for (int x = 0; x < width; ++x) {
+        // The pixel centre on the face plane at unit distance: (a, b, 1) in the face's frame. The
+        // front face looks along the normal, so cosθ = 1/ρ; a half face's vertical axis b ∈ [0, 1]
+        // is the normal, so cosθ = b/ρ (ρ = |(a, b, 1)|).
+        const float a = -1.0f + (float(x) + 0.5f) * pixelSide;
+        const float b = (face.half ? 0.0f : -1.0f) + (float(row) + 0.5f) * pixelSide;
+        const float rho = std::sqrt(1.0f + a * a + b * b);
+        const float cosTheta = face.half ? b / rho : 1.0f / rho;
+        const float w = cosTheta * bake::atlasPixelSolidAngle(face, resolution, x, row) / std::numbers::pi_v<float>;
+        weights[std::size_t(face.firstRow + row) * width + x] = w;
+        sum += w;
+      }
+    }
+  }
+  for (float& w : weights) w = float(double(w) / sum);
+  return weights;
+}
+
+float gatherHemicubeRotation(std::uint32_t seed, std::uint32_t texelIndex) {
+  const std::uint32_t h = hash32(texelIndex ^ hash32(seed + 0x9e3779b9u));
+  return (float(h >> 8) * 0x1p-24f - 0.5f) * 2.0f * std::numbers::pi_v<float>;
+}
+
+std::vector<std::int32_t> seenTexelMap(const PatchList& patches) {
+  const int width = patches.width;
+  const int height = patches.height;
+  std::vector<std::int32_t> map(patches.texelCount(), -1);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      const std::size_t t = std::size_t(y) * width + x;
+      if (patches.valid[t]) {
+        map[t] = std::int32_t(t);
+        continue;
+      }
+      // A padding texel: the nearest valid one of its 8 neighbours (edge before corner, then
+      // scan order), as UVs rounding into it come from a chart next to it.
+      int bestDistance = 3;
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+          const int nx = x + dx, ny = y + dy, distance = dx * dx + dy * dy;
+          if (nx < 0 || ny < 0 || nx >= width || ny >= height || distance == 0 || distance >= bestDistance) continue;
+          const std::size_t neighbour = std::size_t(ny) * width + nx;
+          if (!patches.valid[neighbour]) continue;
+          bestDistance = distance;
+          map[t] = std::int32_t(neighbour);
+        }
+      }
+    }
+  }
+  return map;
+}
+
+GatherHemicubeSetup defaultHemicubeSetup(const scene::Scene& scene, const LightmapAtlas& atlas, std::uint32_t seed,
+                                         bool randomRotation) {
+  const float diagonal = std::max(scene.bounds().diagonal(), 1e-6f);
+  const float texelSide = atlas.texelsPerUnit > 0.0f ? 1.0f / atlas.texelsPerUnit : 1e-3f * diagonal;
+  GatherHemicubeSetup setup;
+  // A tenth of a texel keeps the eye off its own surface and close to neighbours in corners; the
+  // near plane at half of it never clips what the hemicube should see.
+  setup.eyeOffset = 0.1f * texelSide;
+  setup.nearPlane = 0.5f * setup.eyeOffset;
+  setup.farPlane = 2.0f * diagonal;
+  setup.seed = seed;
+  setup.randomRotation = randomRotation;
+  return setup;
+}
+
+GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const PatchList& patches,
+                                               const std::vector<std::uint32_t>& hemicubeTexels,
+                                               const GatherHemicubeSetup& setup, int maxResolution, int layers,
+                                               GatherTarget target)
+    : m_maxResolution(maxResolution), m_layers(layers), m_target(target), m_hemicubeCount(hemicubeTexels.size()) {
+  checkResolution(maxResolution, 4096);
+  GLint maxLayers = 0;
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
+  if (layers < 1 || layers > maxLayers)
+    throw Error("--layers " + std::to_string(layers) + ": hemicubes per batch must be in [1, " +
+                std::to_string(maxLayers) + "] (GL_MAX_ARRAY_TEXTURE_LAYERS)");
+  if (!hasExtension("GL_ARB_shader_viewport_layer_array"))
+    throw Error(
+        "the gathering solver needs GL_ARB_shader_viewport_layer_array (gl_Layer in the vertex shader), "
+        "which this OpenGL driver lacks");
+
+  // The atlas triangles as drawn: position (location 0), normal (1), lightmap UV in texels (2).
+  m_vertexCount = GLsizei(atlas.vertices.size());
+  m_vertices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(1, atlas.vertices.size()) * sizeof(LightmapVertex)),
+                           atlas.vertices.empty() ? nullptr : atlas.vertices.data(), 0);
+  m_vertexArray = gpu::VertexArray::create();
+  const GLuint vao = m_vertexArray.id();
+  glVertexArrayVertexBuffer(vao, 0, m_vertices.id(), 0, sizeof(LightmapVertex));
+  const GLuint offsets[] = {offsetof(LightmapVertex, position), offsetof(LightmapVertex, normal),
+                            offsetof(LightmapVertex, lightmapUv)};
+  const GLint sizes[] = {3, 3, 2};
+  for (GLuint attribute = 0; attribute < 3; ++attribute) {
+    glEnableVertexArrayAttrib(vao, attribute);
+    glVertexArrayAttribFormat(vao, attribute, sizes[attribute], GL_FLOAT, GL_FALSE, offsets[attribute]);
+    glVertexArrayAttribBinding(vao, attribute, 0);
+  }
+
+  // World → clip of every face of every hemicube, computed once: the eye and the rotation of a
+  // texel's hemicube never change between iterations (nor with H: the viewport sets the size).
+  std::vector<glm::mat4> matrices;
+  matrices.reserve(hemicubeTexels.size() * kFacesPerHemicube);
+  const float n = setup.nearPlane;
+  for (const std::uint32_t texel : hemicubeTexels) {
+    const glm::vec3 normal = glm::normalize(patches.normal[texel]);
+    const glm::vec3 eye = patches.position[texel] + setup.eyeOffset * normal;
+    const float angle = setup.randomRotation ? gatherHemicubeRotation(setup.seed, texel) : 0.0f;
+    const glm::mat3 turn = glm::mat3(glm::rotate(glm::mat4(1.0f), angle, normal));
+    for (const bake::HemicubeFace& face : bake::hemicubeFaces(normal, 2, false)) {
+      const glm::vec3 forward = turn * face.forward;
+      const glm::vec3 up = turn * face.up;
+      const glm::mat4 projection = glm::frustum(-n, n, face.half ? 0.0f : -n, n, n, setup.farPlane);
+      matrices.push_back(projection * glm::lookAt(eye, eye + forward, up));
+    }
+  }
+  m_faceMatrices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(1, matrices.size()) * sizeof(glm::mat4)),
+                               matrices.empty() ? nullptr : matrices.data(), 0);
+
+  const int rows = gatherLayerRows(maxResolution);
+  m_colour = gpu::Texture(target == GatherTarget::Radiance ? GL_RGBA32F : GL_R32UI, maxResolution, rows, layers);
+  m_depth = gpu::Texture(GL_DEPTH_COMPONENT32F, maxResolution, rows, layers);
+  m_framebuffer = gpu::Framebuffer::create();
+  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, m_colour.id(), 0);  // layered
+  glNamedFramebufferTexture(m_framebuffer.id(), GL_DEPTH_ATTACHMENT, m_depth.id(), 0);
+  m_framebuffer.checkComplete("gather hemicube");
+  m_program = gpu::loadProgram(
+      {"lightmap_gather.vert", "lightmap_gather.frag"},
+      target == GatherTarget::TexelId ? std::vector<std::string>{"GATHER_TEXEL_IDS"} : std::vector<std::string>{});
+}
+
+void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution, GLuint seen) {
+  checkResolution(resolution, m_maxResolution);
+  if (count < 1 || count > m_layers || first + std::size_t(count) > m_hemicubeCount)
+    throw Error("gather hemicube batch [" + std::to_string(first) + ", +" + std::to_string(count) +
+                ") is outside the " + std::to_string(m_hemicubeCount) + " hemicubes or the " +
+                std::to_string(m_layers) + " layers");
+  gpu::DebugGroup group("gather hemicubes");
+  glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
+  // Clears every layer whole (a memset in llvmpipe, faster than a sub-image clear).
+  const float zero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  const GLuint zeroId[4] = {0, 0, 0, 0};
+  if (m_target == GatherTarget::Radiance)
+    glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, 0, zero);
+  else
+    glClearNamedFramebufferuiv(m_framebuffer.id(), GL_COLOR, 0, zeroId);
+  glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
+  const std::vector<bake::HemicubeFace> faces = layerFaces(resolution);
+  for (GLuint f = 0; f < GLuint(faces.size()); ++f) {
+    glViewportIndexedf(f, 0.0f, float(faces[f].firstRow), float(resolution), float(faces[f].rows));
+    glScissorIndexed(f, 0, faces[f].firstRow, resolution, faces[f].rows);
+  }
+  glEnable(GL_SCISSOR_TEST);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LESS);
+  glDepthMask(GL_TRUE);
+  glDisable(GL_CULL_FACE);  // back faces are drawn (they hide what is behind them) but see black
+  glDisable(GL_BLEND);
+  m_program.use();
+  // Only this batch's matrices are bound (a small range, whatever the hemicube count).
+  const BoundRange range = bindRange(m_faceMatrices, kFaceMatricesBinding, first, std::size_t(count),
+                                     kFacesPerHemicube * sizeof(glm::mat4), sizeof(glm::mat4));
+  glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
+  glBindTextureUnit(0, seen);
+  glBindVertexArray(m_vertexArray.id());
+  glDrawArraysInstanced(GL_TRIANGLES, 0, m_vertexCount, kFacesPerHemicube * count);
+  glBindVertexArray(0);
+  glDisable(GL_SCISSOR_TEST);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+}
+
+std::vector<glm::vec4> GatherHemicubeRenderer::readRadiance(int count, int resolution) const {
+  const int rows = gatherLayerRows(resolution);
+  std::vector<glm::vec4> pixels(std::size_t(resolution) * rows * count);
+  glGetTextureSubImage(m_colour.id(), 0, 0, 0, 0, resolution, rows, count, GL_RGBA, GL_FLOAT,
+                       GLsizei(pixels.size() * sizeof(glm::vec4)), pixels.data());
+  return pixels;
+}
+
+std::vector<std::uint32_t> GatherHemicubeRenderer::readIds(int count, int resolution) const {
+  const int rows = gatherLayerRows(resolution);
+  std::vector<std::uint32_t> ids(std::size_t(resolution) * rows * count);
+  glGetTextureSubImage(m_colour.id(), 0, 0, 0, 0, resolution, rows, count, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                       GLsizei(ids.size() * sizeof(std::uint32_t)), ids.data());
+  return ids;
+}
+
+GatherReduction::GatherReduction(const PatchList& patches, const std::vector<std::uint32_t>& hemicubeTexels)
+    : m_program(gpu::loadProgram({"lightmap_reduce.comp"})) {
+  std::vector<GpuPatch> records;
+  records.reserve(hemicubeTexels.size());
+  for (const std::uint32_t texel : hemicubeTexels)
+    records.push_back({glm::ivec2(int(texel % std::uint32_t(patches.width)), int(texel / std::uint32_t(patches.width))),
+                       glm::ivec2(0), glm::vec4(patches.albedo[texel], 0.0f)});
+  m_patches = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(1, records.size()) * sizeof(GpuPatch)),
+                          records.empty() ? nullptr : records.data(), 0);
+}
+
+const gpu::Buffer& GatherReduction::multiplierBuffer(int resolution) {
+  for (const auto& [r, buffer] : m_multipliers)
+    if (r == resolution) return buffer;
+  const std::vector<float> weights = gatherMultiplierMap(resolution);
+  m_multipliers.emplace_back(resolution, gpu::Buffer(GLsizeiptr(weights.size() * sizeof(float)), weights.data(), 0));
+  return m_multipliers.back().second;
+}
+
+void GatherReduction::reduce(GLuint hemicubes, std::size_t first, int count, int resolution, GLuint base,
+                             GLuint output) {
+  gpu::DebugGroup group("gather reduction");
+  const gpu::Buffer& weights = multiplierBuffer(resolution);
+  m_program.use();
+  const BoundRange range =
+      bindRange(m_patches, kPatchBinding, first, std::size_t(count), sizeof(GpuPatch), sizeof(GpuPatch));
+  glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
+  glProgramUniform1i(m_program.id(), kUniformResolution, resolution);
+  glBindTextureUnit(0, hemicubes);
+  glBindTextureUnit(1, base);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kMultiplierBinding, weights.id());
+  glBindImageTexture(0, output, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+  glDispatchCompute(GLuint(count), 1, 1);  // one workgroup per hemicube
+}
+
+}  // namespace ibrr::lightmap
