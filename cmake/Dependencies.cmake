@@ -25,3 +25,23 @@ if(IBRR_BUILD_TESTS)
   list(APPEND CMAKE_MODULE_PATH ${Catch2_DIR})
 endif()
 
+# Dear ImGui (libimgui-dev 1.86, for the viewer's overlay): the core as libimgui.a through
+# pkg-config; Debian ships its GLFW and OpenGL 3 backends only as sources, compiled here from there.
+pkg_check_modules(IMGUI QUIET IMPORTED_TARGET imgui)
+if(NOT IMGUI_FOUND)
+  message(FATAL_ERROR "ibrr: Dear ImGui not found. Install the Debian package 'libimgui-dev' "
+                      "(./ibrr.sh build installs every dependency).")
+endif()
+set(IBRR_IMGUI_BACKENDS_DIR "/usr/share/doc/libimgui-dev/examples/backends"
+    CACHE PATH "folder with Dear ImGui's imgui_impl_glfw.cpp and imgui_impl_opengl3.cpp")
+foreach(backend imgui_impl_glfw.cpp imgui_impl_opengl3.cpp)
+  if(NOT EXISTS "${IBRR_IMGUI_BACKENDS_DIR}/${backend}")
+    message(FATAL_ERROR "ibrr: ${IBRR_IMGUI_BACKENDS_DIR}/${backend} is missing: reinstall the Debian package "
+                        "'libimgui-dev' (it ships the backends under examples/backends), or point "
+                        "-DIBRR_IMGUI_BACKENDS_DIR at a folder holding them.")
+  endif()
+endforeach()
+add_library(ibrr_imgui_backends STATIC "${IBRR_IMGUI_BACKENDS_DIR}/imgui_impl_glfw.cpp"
+                                       "${IBRR_IMGUI_BACKENDS_DIR}/imgui_impl_opengl3.cpp")
+target_include_directories(ibrr_imgui_backends PUBLIC ${IMGUI_INCLUDE_DIRS} "${IMGUI_INCLUDEDIR}/backends")
+target_link_libraries(ibrr_imgui_backends PUBLIC PkgConfig::IMGUI glfw PRIVATE ${CMAKE_DL_LIBS})

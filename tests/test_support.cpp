@@ -9,6 +9,8 @@
 #include <memory>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace ibrr::test {
 
 namespace fs = std::filesystem;
@@ -57,8 +59,10 @@ CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vect
   static int counter = 0;
   const fs::path folder = fs::path(IBRR_TEST_OUTPUT_DIR) / "commands";
   fs::create_directories(folder);
-  const fs::path outPath = folder / ("out" + std::to_string(counter) + ".txt");
-  const fs::path errPath = folder / ("err" + std::to_string(counter++) + ".txt");
+  // Named by process and call: CTest runs test cases as parallel processes sharing this folder.
+  const std::string id = std::to_string(getpid()) + "_" + std::to_string(counter++);
+  const fs::path outPath = folder / ("out" + id + ".txt");
+  const fs::path errPath = folder / ("err" + id + ".txt");
   std::string command = "env";
   for (const std::string& variable : environment) command += " " + shellQuote(variable);
   command += " " + shellQuote(IBRR_EXECUTABLE);

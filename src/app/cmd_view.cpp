@@ -1,0 +1,228 @@
+// `ibrr view SCENE [--store FILE]`: walk through a scene in a window (GLFW, OpenGL 4.5 core) with
+// the IBRR store's precomputed global illumination; the other display methods of `ibrr render`
+// on keys; screenshots; an in-window bake when there is no store; scripted runs under xvfb-run.
+#include "app/cli_support.hpp"
+#include "app/commands.hpp"
+#include "display/image.hpp"
+#include "display/render_methods.hpp"
+#include "ibrr/store_file.hpp"
+#include "lightmap/lightmap_file.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "viewer/view_renderer.hpp"
+#include "viewer/viewer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace ibrr::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ViewOptions {
+  std::string scene;
+  std::string store;
+  std::string bakeOutput;
+  std::string camera;
+  std::string method = "ibrr";
+  std::string filter = "bilinear";
+  int filterRadius = 1;
+  std::string reconstruct = "auto";
+  std::string size;
+  float exposure = 0.0f;
+  std::string tone = "srgb";
+  std::vector<std::string> lightmaps;
+  std::string reference;
+  std::string script;
+  int frames = 0;
+  std::string screenshotDir = ".";
+  std::string timings;
+  std::uint32_t kellerPaths = 256;
+  bake::BakeOptions bake;
+};
+
+RetrievalFilter parseFilter(const std::string& name) {
+  if (name == "none") return RetrievalFilter::Nearest;
+  if (name == "box") return RetrievalFilter::Average;
+  if (name == "bilinear") return RetrievalFilter::Bilinear;
+  throw Error("--filter '" + name + "': choose none, box or bilinear");
+}
+
+// The camera a reference was rendered from, from the STEM.json `ibrr reference` writes beside
+// STEM.exr ("" when there is none).
+std::string referenceCamera(const fs::path& reference) {
+  fs::path settings = reference;
+  settings.replace_extension(".json");
+  std::ifstream in(settings);
+  if (!in) return "";
+  try {
+    const nlohmann::json json = nlohmann::json::parse(in);
+    return json.value("camera", std::string());
+  } catch (const nlohmann::json::exception&) {
+    warn(settings.string() + ": not the settings JSON of 'ibrr reference'; the reference's camera is unknown");
+    return "";
+  }
+}
+
+void runView(const ViewOptions& options) {
+  // Bad arguments fail before any loading.
+  if (options.tone != "srgb" && options.tone != "filmic")
+    throw Error("--tone '" + options.tone + "': choose srgb or filmic");
+  if (options.filterRadius < 0 || options.filterRadius > 8) throw Error("--filter-radius must be in [0, 8]");
+  if (options.reconstruct != "auto" && options.reconstruct != "gpu" && options.reconstruct != "cpu")
+    throw Error("--reconstruct '" + options.reconstruct + "': choose auto, gpu or cpu");
+  if (options.frames < 0) throw Error("--frames must be ≥ 0 (0: until the window closes or the script ends)");
+  if (!options.store.empty() && !options.bakeOutput.empty())
+    throw Error("--bake-output is for a store baked in the window; with --store FILE there is nothing to bake");
+  checkWritableFolder(fs::path(options.screenshotDir) / "screenshot.png");
+  if (!fs::is_directory(options.screenshotDir))
+    throw Error("--screenshot-dir " + options.screenshotDir + ": not a folder; create it first");
+  if (!options.timings.empty()) checkWritableFolder(options.timings);
+
+  viewer::ViewerSettings settings;
+  settings.camera = options.camera;
+  settings.method = options.method;
+  settings.reconstruction.filter = parseFilter(options.filter);
+  settings.reconstruction.filterRadius = options.filterRadius;
+  settings.reconstruct = options.reconstruct;
+  settings.tone.exposureStops = options.exposure;
+  settings.tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+  if (!options.size.empty()) {
+    const scene::ImageSize size = parseImageSize(options.size);
+    settings.width = size.width;
+    settings.height = size.height;
+    settings.fixedRenderSize = true;
+  }
+  settings.frames = options.frames;
+  settings.screenshotFolder = options.screenshotDir;
+  settings.timingsPath = options.timings;
+  settings.bake = options.bake;
+  bake::validateBakeOptions(settings.bake);
+  settings.tableSettings.vplOptions = options.bake;
+  if (options.kellerPaths > 0) settings.tableSettings.vplOptions.paths = options.kellerPaths;
+
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  (void)scene.camera(options.camera);  // an unknown camera name fails here, naming the cameras
+  if (!options.store.empty()) {
+    if (!fs::exists(options.store))
+      throw Error("--store " + options.store +
+                  ": no such file; bake one with 'ibrr bake SCENE -o FILE', or leave --store out and the viewer "
+                  "bakes one");
+    settings.store = loadStore(options.store, scene.fingerprint());  // refuses a store of another scene
+    settings.storeName = fs::path(options.store).filename().string();
+  } else {
+    // No store: the one an earlier run baked and saved, else bake in the window and save it there.
+    settings.bakeOutput = options.bakeOutput.empty() ? fs::path(scene.sourcePath.stem().string() + ".ibrr")
+                                                     : fs::path(options.bakeOutput);
+    settings.storeName = settings.bakeOutput.filename().string();
+    if (fs::exists(settings.bakeOutput)) {
+      try {
+        settings.store = loadStore(settings.bakeOutput, scene.fingerprint());
+      } catch (const Error& error) {
+        throw Error(std::string(error.what()) +
+                    " (this is where the viewer keeps the store it bakes; give --store "
+                    "FILE, or --bake-output NEW.ibrr to bake a new one)");
+      }
+      info("using the store baked earlier: " + settings.bakeOutput.string());
+    } else {
+      checkWritableFolder(settings.bakeOutput);
+      if (!scene.hasLights())
+        throw Error(scene.sourcePath.string() +
+                    ": the scene has no emitters or lights to bake; add an emissive material (Ke) or a light to "
+                    "the manifest");
+    }
+  }
+  settings.tableSettings.store = nullptr;  // the viewer points its table calls at its own store
+  for (const std::string& path : options.lightmaps) {
+    viewer::LoadedLightmap& loaded = settings.lightmaps.emplace_back();
+    loaded.fileName = fs::path(path).filename().string();
+    loaded.lightmap = lightmap::loadLightmap(path, scene, &loaded.atlas);  // refuses another scene's
+  }
+  if (!options.reference.empty()) {
+    settings.reference = display::readImage(options.reference);
+    settings.referenceName = fs::path(options.reference).filename().string();
+    settings.referenceCamera = referenceCamera(options.reference);
+  }
+  if (!options.script.empty()) settings.script = viewer::loadViewScript(options.script, scene);
+  viewer::runViewer(scene, std::move(settings));
+}
+
+}  // namespace
+
+void addViewCommand(CLI::App& app) {
+  auto options = std::make_shared<ViewOptions>();
+  CLI::App* command = app.add_subcommand(
+      "view", "Walk through a scene in a window with the baked IBRR store (OpenGL 4.5; xvfb-run without a display)");
+  addSceneArgument(*command, options->scene);
+  command->add_option("--store", options->store,
+                      "baked IBRR store (.ibrr) of this scene; without it the viewer bakes one in the window "
+                      "(light-path flags below) and saves it to --bake-output for the next run");
+  command->add_option("--bake-output", options->bakeOutput,
+                      "where a store baked in the window is saved, and looked for first (default: SCENE.ibrr in the "
+                      "current folder)");
+  command->add_option("--camera", options->camera, "start at this camera of the manifest (default: the first)");
+  command
+      ->add_option(
+          "--method", options->method,
+          "first display method: " + display::renderMethodNames() + ", or error (with --reference); Tab switches")
+      ->capture_default_str();
+  command->add_option("--filter", options->filter, "IBRR store retrieval: none, box or bilinear (F switches)")
+      ->capture_default_str();
+  command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
+  command
+      ->add_option("--reconstruct", options->reconstruct,
+                   "IBRR reconstruction on the gpu (compute shader), the cpu (TBB), or auto: cpu on a software "
+                   "renderer such as llvmpipe, where it is several times faster, else gpu (R switches)")
+      ->capture_default_str();
+  command->add_option("--size", options->size,
+                      "render exactly WxH pixels in a window of that size (default: a 1280x720 window, rendering at "
+                      "the window's size as it changes)");
+  command->add_option("--exposure", options->exposure, "display and PNG exposure in stops (+/- keys)")
+      ->capture_default_str();
+  command->add_option("--tone", options->tone, "display and PNG tone curve: srgb or filmic")->capture_default_str();
+  command
+      ->add_option("--lightmap", options->lightmaps,
+                   "a solved lightmap (.lightmap of 'ibrr bake --method ...') to show as a method; repeat it to "
+                   "compare several (their methods are then named lightmap:FILE)")
+      ->allow_extra_args(false);  // one file per --lightmap: never swallow SCENE
+  command->add_option("--reference", options->reference,
+                      "reference image (.exr/.pfm of 'ibrr reference') for the 'error' method; its STEM.json names "
+                      "the camera it was rendered from");
+  command->add_option("--script", options->script,
+                      "JSON of camera keyframes and screenshots at frames, for tests and demos: {\"keyframes\": "
+                      "[{\"frame\": 0, \"camera\": \"cornell\"}, {\"frame\": 99, \"eye\": [x,y,z], \"target\": "
+                      "[x,y,z], \"fov\": 40}], \"screenshots\": [{\"frame\": 0, \"name\": \"front\", \"method\": "
+                      "\"ibrr\", \"filter\": \"box\"}]}; the run ends after its last frame");
+  command->add_option("--frames", options->frames, "stop after N frames (0: when the window closes or the script ends)")
+      ->capture_default_str();
+  command
+      ->add_option("--screenshot-dir", options->screenshotDir,
+                   "folder for screenshots (F12: ibrr-view-DATE-TIME.png + .exr, never overwriting)")
+      ->capture_default_str();
+  command->add_option("--timings", options->timings,
+                      "write per-frame times to this CSV (frame, method, frame/G-buffer/reconstruction/present ms)");
+  command
+      ->add_option("--keller-paths", options->kellerPaths,
+                   "light paths of the live Keller view (0: --paths); its frame cost grows with the VPLs")
+      ->capture_default_str();
+  addLightPathOptions(*command, options->bake);
+  command->add_option("--ldc", options->bake.ldcResolution, "R of a store baked in the window: pixels per LDI side")
+      ->capture_default_str();
+  command->footer(
+      "Keys: W A S D move, Q E down/up, Shift run, mouse wheel speed, right button + drag look;\n"
+      "      Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera, + - exposure, H overlay,\n"
+      "      F12 screenshot, Esc quit.\n"
+      "Without a display run it under a virtual X server (xvfb-run -a), or render headless with 'ibrr render'.\n"
+      "Examples:\n  ibrr view cornell --store cornell.ibrr\n"
+      "  ibrr view cornell                      # bakes cornell.ibrr in the window first\n"
+      "  ibrr view scenes/conference.json --store conference.ibrr --method albedo --camera overview\n"
+      "  xvfb-run -a ibrr view cornell --store cornell.ibrr --script walk.json --size 1280x720 --timings t.csv");
+  command->callback([options] { runView(*options); });
+}
+
+}  // namespace ibrr::app

@@ -1,0 +1,468 @@
+#include "viewer/viewer.hpp"
+
+#include "gpu/context.hpp"
+#include "gpu/gl.hpp"
+#include "ibrr/store_file.hpp"
+#include "util/atomic_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/progress.hpp"
+#include "util/stopwatch.hpp"
+#include "viewer/first_person_camera.hpp"
+#include "viewer/screenshot.hpp"
+#include "viewer/view_renderer.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <memory>
+
+namespace ibrr::viewer {
+namespace {
+
+const char* const kFilterNames[] = {"none", "box", "bilinear"};  // --filter names, RetrievalFilter order
+constexpr RetrievalFilter kFilters[] = {RetrievalFilter::Nearest, RetrievalFilter::Average, RetrievalFilter::Bilinear};
+
+int filterIndex(RetrievalFilter filter) {
+  for (int i = 0; i < 3; ++i)
+    if (kFilters[i] == filter) return i;
+  return 2;
+}
+
+RetrievalFilter filterNamed(const std::string& name) {
+  for (int i = 0; i < 3; ++i)
+    if (name == kFilterNames[i]) return kFilters[i];
+  throw Error("unknown filter '" + name + "'; choose none, box or bilinear");
+}
+
+// Discrete input gathered by the GLFW callbacks between two frames. ImGui's GLFW backend is
+// installed after these callbacks and chains to them.
+struct InputEvents {
+  struct Key {
+    int key;
+    int mods;
+  };
+  std::vector<Key> keys;  // presses (and repeats) in order
+  float wheelSteps = 0.0f;
+};
+
+InputEvents& eventsOf(GLFWwindow* window) { return *static_cast<InputEvents*>(glfwGetWindowUserPointer(window)); }
+
+void onKey(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) {
+  if (action == GLFW_PRESS || action == GLFW_REPEAT) eventsOf(window).keys.push_back({key, mods});
+}
+
+void onScroll(GLFWwindow* window, double /*dx*/, double dy) { eventsOf(window).wheelSteps += float(dy); }
+
+// Dear ImGui for the window's lifetime (the GLFW + OpenGL 3 backends, GLSL 4.50).
+class ImGuiSession {
+public:
+  explicit ImGuiSession(GLFWwindow* window) {
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini left in the working folder
+    ImGui::StyleColorsDark();
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    if (!ImGui_ImplOpenGL3_Init("#version 450 core")) {
+      ImGui_ImplGlfw_Shutdown();
+      ImGui::DestroyContext();
+      throw gpu::GpuUnavailable("Dear ImGui's OpenGL 3 backend could not start on this context");
+    }
+  }
+  ~ImGuiSession() {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+  ImGuiSession(const ImGuiSession&) = delete;
+  ImGuiSession& operator=(const ImGuiSession&) = delete;
+
+  static void beginFrame() {
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+  }
+  // Draws the overlay into the default framebuffer (the backend saves and restores GL state).
+  static void endFrame() {
+    ImGui::Render();
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  }
+};
+
+// One frame's record for the overlay, the timings CSV and the summary.
+struct FrameRecord {
+  int frame = 0;
+  std::string method;    // display method, and for IBRR its path: "ibrr/gpu", "ibrr/cpu"
+  double frameMs = 0.0;  // whole loop iteration: events, passes, present, overlay, swap
+  double gbufferMs = 0.0;
+  double reconstructionMs = 0.0;
+  double presentMs = 0.0;  // present pass + overlay + swap
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// Bakes the store in the window: ImGui progress bar (and the usual progress on stderr), closing
+// the window or Ctrl-C stops it with nothing written. The store is saved for the next run.
+LayeredDepthCube bakeInWindow(const scene::Scene& scene, const ViewerSettings& settings, gpu::WindowContext& window) {
+  ScopedInterruptHandler onCtrlC;
+  auto* glfwWindow = static_cast<GLFWwindow*>(window.nativeWindow());
+  info("no store given: baking " + scene.sourcePath.filename().string() + " (" + std::to_string(settings.bake.paths) +
+       " light paths, R = " + std::to_string(settings.bake.ldcResolution) + "); it will be saved to " +
+       settings.bakeOutput.string());
+  std::unique_ptr<Progress> progress;
+  Stopwatch sinceDraw;
+  bool drawn = false;
+  bake::BakeResult result = bake::bakeStore(scene, settings.bake, [&](std::uint64_t done, std::uint64_t total) {
+    if (!progress) progress = std::make_unique<Progress>("hemicubes", total, "hemicubes");
+    progress->advance(1);
+    if (drawn && sinceDraw.seconds() < 0.1 && done != total) return;  // ≤ 10 redraws per second
+    drawn = true;
+    sinceDraw.restart();
+    glfwPollEvents();
+    if (window.shouldClose()) setInterruptRequested(true);  // the bake stops at its next check
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(glfwWindow, &width, &height);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glViewport(0, 0, width, height);
+    glClearColor(0.08f, 0.08f, 0.08f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGuiSession::beginFrame();
+    ImGui::SetNextWindowPos(ImVec2(0.5f * float(width), 0.5f * float(height)), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+    ImGui::SetNextWindowSize(ImVec2(std::min(520.0f, float(width) - 20.0f), 0.0f), ImGuiCond_Always);
+    ImGui::Begin("Baking the IBRR store", nullptr,
+                 ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse);
+    const float fraction = total ? float(done) / float(total) : 0.0f;
+    const double elapsed = progress->elapsedSeconds();
+    ImGui::TextWrapped("No store given (--store): baking %s with %u light paths, LDC R = %d.",
+                       scene.sourcePath.filename().string().c_str(), settings.bake.paths, settings.bake.ldcResolution);
+    char overlay[64];
+    std::snprintf(overlay, sizeof overlay, "%llu / %llu hemicubes", static_cast<unsigned long long>(done),
+                  static_cast<unsigned long long>(total));
+    ImGui::ProgressBar(fraction, ImVec2(-1.0f, 0.0f), overlay);
+    ImGui::Text("%.0f s elapsed, about %.0f s left", elapsed,
+                fraction > 0.0f ? elapsed * (1.0 - fraction) / fraction : 0.0);
+    ImGui::TextWrapped(
+        "It will be saved to %s for the next run. Close the window or press Ctrl-C to stop "
+        "(nothing is written).",
+        settings.bakeOutput.string().c_str());
+    ImGui::End();
+    ImGuiSession::endFrame();
+    window.swapBuffers();
+  });
+  if (progress) progress->finish();
+  saveStore(result.store, settings.bakeOutput);  // temporary name, then rename
+  info("baked " + std::to_string(result.stats.hemicubes) + " hemicubes in " +
+       std::to_string(int(std::lround(result.stats.totalSeconds))) + " s; saved " + settings.bakeOutput.string() +
+       " (next time: --store " + settings.bakeOutput.string() + ")");
+  return std::move(result.store);
+}
+
+void writeTimings(const std::filesystem::path& path, const std::vector<FrameRecord>& records, int width, int height,
+                  const std::string& renderer) {
+  writeFileAtomically(path, [&](const std::filesystem::path& temporary) {
+    std::ofstream out(temporary);
+    out << "# ibrr view timings, " << width << "x" << height << ", " << renderer << "\n";
+    out << "frame,method,frame_ms,gbuffer_ms,reconstruction_ms,present_ms\n";
+    char line[256];
+    for (const FrameRecord& r : records) {
+      std::snprintf(line, sizeof line, "%d,%s,%.3f,%.3f,%.3f,%.3f\n", r.frame, r.method.c_str(), r.frameMs, r.gbufferMs,
+                    r.reconstructionMs, r.presentMs);
+      out << line;
+    }
+    if (!out.flush()) throw Error(path.string() + ": cannot write the timings (disk full?)");
+  });
+}
+
+// The frame-time summary of a run: medians over the frames (the first, which compiles shaders
+// and uploads the scene, is left out when there are others).
+void printSummary(const std::vector<FrameRecord>& records, int width, int height, const std::string& renderer) {
+  if (records.empty()) return;
+  const std::size_t first = records.size() > 1 ? 1 : 0;
+  std::vector<double> frame, gbuffer, reconstruction;
+  for (std::size_t i = first; i < records.size(); ++i) {
+    frame.push_back(records[i].frameMs);
+    gbuffer.push_back(records[i].gbufferMs);
+    reconstruction.push_back(records[i].reconstructionMs);
+  }
+  const double frameMs = median(frame);
+  std::printf(
+      "frames: %zu at %dx%d on %s; median %.1f ms per frame (%.2f fps): G-buffer %.1f ms, reconstruction "
+      "%.1f ms (%.0f%% of the frame)\n",
+      frame.size(), width, height, renderer.c_str(), frameMs, frameMs > 0 ? 1e3 / frameMs : 0.0, median(gbuffer),
+      median(reconstruction), frameMs > 0 ? 100.0 * median(reconstruction) / frameMs : 0.0);
+}
+
+}  // namespace
+
+void runViewer(const scene::Scene& scene, ViewerSettings settings) {
+  // Everything that can be checked without a window is checked first.
+  // There is always a store: loaded by the caller, or baked in the window below.
+  const std::vector<DisplayMode> modes = displayModes(true, settings.reference.has_value(), settings.lightmaps);
+  std::size_t modeIndex = std::size_t(&findDisplayMode(modes, settings.method) - modes.data());
+  if (settings.script)
+    for (const ScriptScreenshot& shot : settings.script->screenshots)
+      if (!shot.method.empty()) (void)findDisplayMode(modes, shot.method);
+  const scene::Camera& initialCamera = scene.camera(settings.camera);
+
+  auto window = gpu::createWindowContext("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
+                                         settings.height, true);
+  auto* glfwWindow = static_cast<GLFWwindow*>(window->nativeWindow());
+  const bool scripted = settings.script.has_value();
+  glfwSwapInterval(scripted || settings.frames > 0 ? 0 : 1);  // measured runs: no wait for vertical sync
+  InputEvents events;
+  glfwSetWindowUserPointer(glfwWindow, &events);
+  glfwSetKeyCallback(glfwWindow, onKey);
+  glfwSetScrollCallback(glfwWindow, onScroll);
+  const ImGuiSession imgui(glfwWindow);
+  info("window: " + window->info().summary());
+  bool cpuReconstruction =
+      settings.reconstruct == "cpu" || (settings.reconstruct == "auto" && window->info().isSoftware());
+
+  if (!settings.store) settings.store = bakeInWindow(scene, settings, *window);
+  const LayeredDepthCube& store = *settings.store;
+  const StoreStats storeStats = store.stats();
+
+  ViewRenderer renderer(scene, &store, settings.tableSettings, settings.reference ? &*settings.reference : nullptr);
+  Presenter presenter;
+  FirstPersonCamera walker(scene.bounds().diagonal());
+  walker.setCamera(initialCamera);
+  int cameraIndex = int(&initialCamera - scene.cameras.data());
+
+  const int frameLimit = settings.frames > 0 ? settings.frames : scripted ? settings.script->lastFrame() + 1 : 0;
+  std::vector<FrameRecord> records;
+  std::deque<FrameRecord> recent;  // the overlay's window of the last frames
+  bool showOverlay = true;
+  bool screenshotRequested = false;
+  std::string lastSaved;
+  double lastCursorX = 0.0, lastCursorY = 0.0;
+  bool looking = false;
+  Stopwatch frameClock;
+  int renderWidth = settings.width, renderHeight = settings.height;
+
+  auto selectMode = [&](std::size_t index) {
+    modeIndex = index % modes.size();
+    // The error view is only meaningful from the reference's camera: go there.
+    if (modes[modeIndex].kind == ModeKind::ReferenceError && !settings.referenceCamera.empty())
+      for (std::size_t c = 0; c < scene.cameras.size(); ++c)
+        if (scene.cameras[c].name == settings.referenceCamera) {
+          walker.setCamera(scene.cameras[c]);
+          cameraIndex = int(c);
+        }
+  };
+  auto selectCamera = [&](int index) {
+    if (index < 0 || index >= int(scene.cameras.size())) return;
+    cameraIndex = index;
+    walker.setCamera(scene.cameras[std::size_t(index)]);
+  };
+  auto saveView = [&](const std::string& base) {
+    display::ToneMapping tone = settings.tone;
+    if (modes[modeIndex].kind == ModeKind::ReferenceError) tone = {};  // the colour map as it is
+    const SavedScreenshot saved = saveScreenshot(renderer.image(), settings.screenshotFolder, base, tone);
+    lastSaved = saved.png.filename().string();
+    std::printf("saved %s and %s (%dx%d, %s, camera %s)\n", saved.png.string().c_str(), saved.exr.string().c_str(),
+                renderer.width(), renderer.height(), modes[modeIndex].name.c_str(), walker.camera().name.c_str());
+    std::fflush(stdout);
+  };
+
+  for (int frame = 0; frameLimit == 0 || frame < frameLimit; ++frame) {
+    frameClock.restart();
+    events.keys.clear();
+    events.wheelSteps = 0.0f;
+    glfwPollEvents();
+    if (window->shouldClose()) break;
+    const ImGuiIO& io = ImGui::GetIO();
+    const float seconds = std::min(io.DeltaTime, 0.25f);  // movement per frame, bounded after a stall
+
+    // Discrete keys.
+    bool quit = false;
+    for (const InputEvents::Key& key : events.keys) {
+      if (key.key == GLFW_KEY_ESCAPE) quit = true;
+      if (key.key == GLFW_KEY_F12) screenshotRequested = true;
+      if (io.WantCaptureKeyboard) continue;
+      if (key.key == GLFW_KEY_TAB) selectMode(modeIndex + ((key.mods & GLFW_MOD_SHIFT) ? modes.size() - 1 : 1));
+      if (key.key == GLFW_KEY_F)
+        settings.reconstruction.filter = kFilters[(filterIndex(settings.reconstruction.filter) + 1) % 3];
+      if (key.key == GLFW_KEY_C) selectCamera((cameraIndex + 1) % int(scene.cameras.size()));
+      if (key.key >= GLFW_KEY_1 && key.key <= GLFW_KEY_9) selectCamera(key.key - GLFW_KEY_1);
+      if (key.key == GLFW_KEY_H) showOverlay = !showOverlay;
+      if (key.key == GLFW_KEY_R) cpuReconstruction = !cpuReconstruction;
+      if (key.key == GLFW_KEY_EQUAL || key.key == GLFW_KEY_KP_ADD) settings.tone.exposureStops += 0.5f;
+      if (key.key == GLFW_KEY_MINUS || key.key == GLFW_KEY_KP_SUBTRACT) settings.tone.exposureStops -= 0.5f;
+    }
+    if (quit) break;
+
+    // Camera: the script's, or the walker under the keyboard and mouse.
+    if (scripted) {
+      if (const std::optional<scene::Camera> camera = settings.script->cameraAt(frame)) walker.setCamera(*camera);
+      for (const ScriptScreenshot& shot : settings.script->screenshots)
+        if (shot.frame == frame) {
+          if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(modes, shot.method) - modes.data()));
+          if (!shot.filter.empty()) settings.reconstruction.filter = filterNamed(shot.filter);
+        }
+    } else {
+      if (!io.WantCaptureMouse && events.wheelSteps != 0.0f) walker.scaleSpeed(events.wheelSteps);
+      double cursorX = 0.0, cursorY = 0.0;
+      glfwGetCursorPos(glfwWindow, &cursorX, &cursorY);
+      const bool lookButton =
+          glfwGetMouseButton(glfwWindow, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS ||
+          (glfwGetMouseButton(glfwWindow, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS && !io.WantCaptureMouse);
+      if (lookButton && looking) walker.turn(float(cursorX - lastCursorX), float(cursorY - lastCursorY));
+      looking = lookButton;
+      lastCursorX = cursorX;
+      lastCursorY = cursorY;
+      if (!io.WantCaptureKeyboard) {
+        auto down = [&](int key) { return glfwGetKey(glfwWindow, key) == GLFW_PRESS ? 1.0f : 0.0f; };
+        const glm::vec3 local(down(GLFW_KEY_D) - down(GLFW_KEY_A), down(GLFW_KEY_E) - down(GLFW_KEY_Q),
+                              down(GLFW_KEY_W) - down(GLFW_KEY_S));
+        const bool run = down(GLFW_KEY_LEFT_SHIFT) + down(GLFW_KEY_RIGHT_SHIFT) > 0.0f;
+        walker.move(local, seconds, run);
+      }
+    }
+
+    // The view.
+    int windowWidth = 0, windowHeight = 0;
+    glfwGetFramebufferSize(glfwWindow, &windowWidth, &windowHeight);
+    if (!settings.fixedRenderSize) {
+      renderWidth = windowWidth;
+      renderHeight = windowHeight;
+    }
+    FrameRecord record;
+    record.frame = frame;
+    record.method = modes[modeIndex].name;
+    if (modes[modeIndex].kind == ModeKind::Ibrr) record.method += cpuReconstruction ? "/cpu" : "/gpu";
+    if (renderWidth > 0 && renderHeight > 0) {
+      const PassTimes times = renderer.render(walker.camera(), renderWidth, renderHeight, modes[modeIndex],
+                                              settings.reconstruction, cpuReconstruction);
+      record.gbufferMs = times.gbufferMs;
+      record.reconstructionMs = times.reconstructionMs;
+    }
+    if (scripted)
+      for (const ScriptScreenshot& shot : settings.script->screenshots)
+        if (shot.frame == frame) saveView(shot.name.empty() ? timestampedScreenshotName() : shot.name);
+
+    // Present and overlay.
+    const Stopwatch presentClock;
+    display::ToneMapping tone = settings.tone;
+    if (modes[modeIndex].kind == ModeKind::ReferenceError) tone = {};
+    presenter.draw(renderer.texture(), renderer.width(), renderer.height(), windowWidth, windowHeight, tone);
+    ImGuiSession::beginFrame();
+    bool menuScreenshot = false;
+    if (showOverlay) {
+      if (ImGui::BeginMainMenuBar()) {
+        if (ImGui::BeginMenu("File")) {
+          menuScreenshot = ImGui::MenuItem("Save screenshot (PNG + EXR)", "F12");
+          if (ImGui::MenuItem("Quit", "Esc")) quit = true;
+          ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Method")) {
+          for (std::size_t m = 0; m < modes.size(); ++m)
+            if (ImGui::MenuItem(modes[m].name.c_str(), nullptr, m == modeIndex)) selectMode(m);
+          ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Camera")) {
+          for (std::size_t c = 0; c < scene.cameras.size(); ++c) {
+            const std::string shortcut = c < 9 ? std::to_string(c + 1) : "";
+            if (ImGui::MenuItem(scene.cameras[c].name.c_str(), shortcut.c_str(), int(c) == cameraIndex))
+              selectCamera(int(c));
+          }
+          ImGui::EndMenu();
+        }
+        ImGui::EndMainMenuBar();
+      }
+      ImGui::SetNextWindowPos(ImVec2(10.0f, 30.0f), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowBgAlpha(0.75f);
+      ImGui::Begin("ibrr view", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+      std::vector<double> frameMs, gbufferMs, reconstructionMs;
+      for (const FrameRecord& r : recent) {
+        frameMs.push_back(r.frameMs);
+        gbufferMs.push_back(r.gbufferMs);
+        reconstructionMs.push_back(r.reconstructionMs);
+      }
+      const double typicalFrame = median(frameMs);
+      ImGui::Text("%.1f fps, %.1f ms per frame (median of %zu)", typicalFrame > 0 ? 1e3 / typicalFrame : 0.0,
+                  typicalFrame, frameMs.size());
+      ImGui::Text("G-buffer %.1f ms, reconstruction %.1f ms (%.0f%%)", median(gbufferMs), median(reconstructionMs),
+                  typicalFrame > 0 ? 100.0 * median(reconstructionMs) / typicalFrame : 0.0);
+      ImGui::Text("%dx%d on %s", renderer.width(), renderer.height(), window->info().renderer.c_str());
+      ImGui::Separator();
+      const DisplayMode& mode = modes[modeIndex];
+      if (ImGui::BeginCombo("method (Tab)", mode.name.c_str())) {
+        for (std::size_t m = 0; m < modes.size(); ++m)
+          if (ImGui::Selectable(modes[m].name.c_str(), m == modeIndex)) selectMode(m);
+        ImGui::EndCombo();
+      }
+      ImGui::TextWrapped("%s", mode.summary.c_str());
+      if (mode.kind == ModeKind::Ibrr || mode.kind == ModeKind::ReferenceError) {
+        int filter = filterIndex(settings.reconstruction.filter);
+        if (ImGui::Combo("filter (F)", &filter, kFilterNames, 3)) settings.reconstruction.filter = kFilters[filter];
+        if (settings.reconstruction.filter == RetrievalFilter::Average)
+          ImGui::SliderInt("box radius k", &settings.reconstruction.filterRadius, 0, 8);
+        int path = cpuReconstruction ? 1 : 0;
+        const char* paths[] = {"GPU compute shader", "CPU (TBB)"};
+        if (ImGui::Combo("reconstruction (R)", &path, paths, 2)) cpuReconstruction = path == 1;
+      }
+      if (mode.kind == ModeKind::TableMethod)
+        ImGui::TextWrapped("re-rendered only when the view changes (it is slow: see its time above)");
+      if (mode.kind == ModeKind::ReferenceError)
+        ImGui::TextWrapped("against %s%s%s", settings.referenceName.c_str(),
+                           settings.referenceCamera.empty() ? "" : ", camera ", settings.referenceCamera.c_str());
+      ImGui::Separator();
+      ImGui::Text("store %s: %.1f MiB, %llu VPLs, %llu layers", settings.storeName.c_str(),
+                  double(storeStats.totalBytes) / (1024.0 * 1024.0), static_cast<unsigned long long>(store.vplCount()),
+                  static_cast<unsigned long long>(storeStats.layerCount));
+      const scene::Camera& camera = walker.camera();
+      ImGui::Text("camera %s: eye (%.4g, %.4g, %.4g)", camera.name.c_str(), camera.eye.x, camera.eye.y, camera.eye.z);
+      ImGui::Text("speed %.3g units/s (wheel; Shift ×%.0f)", walker.speed(), FirstPersonCamera::kRunFactor);
+      ImGui::SliderFloat("exposure (+/-)", &settings.tone.exposureStops, -10.0f, 10.0f, "%.1f stops");
+      int curve = settings.tone.curve == display::ToneCurve::Filmic ? 1 : 0;
+      const char* curves[] = {"srgb", "filmic"};
+      if (ImGui::Combo("tone", &curve, curves, 2))
+        settings.tone.curve = curve ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+      if (ImGui::Button("Save screenshot (F12)")) menuScreenshot = true;
+      if (!lastSaved.empty()) {
+        ImGui::SameLine();
+        ImGui::Text("saved %s", lastSaved.c_str());
+      }
+      if (ImGui::CollapsingHeader("keys")) {
+        ImGui::TextUnformatted(
+            "W A S D move, Q E down/up, Shift run, wheel speed\n"
+            "right mouse button (or left, off the panels) + drag: look\n"
+            "Tab / Shift+Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera\n"
+            "+ - exposure, H hide this panel, F12 screenshot, Esc quit");
+      }
+      ImGui::End();
+    }
+    ImGuiSession::endFrame();
+    if (screenshotRequested || menuScreenshot) {
+      saveView(timestampedScreenshotName());
+      screenshotRequested = false;
+    }
+    window->swapBuffers();
+    record.presentMs = presentClock.milliseconds();
+    record.frameMs = frameClock.milliseconds();
+    records.push_back(record);
+    recent.push_back(record);
+    if (recent.size() > 60) recent.pop_front();
+    if (quit) break;
+  }
+
+  printSummary(records, renderWidth, renderHeight, window->info().renderer);
+  if (!settings.timingsPath.empty()) {
+    writeTimings(settings.timingsPath, records, renderWidth, renderHeight, window->info().renderer);
+    std::printf("wrote %s (%zu frames)\n", settings.timingsPath.string().c_str(), records.size());
+  }
+}
+
+}  // namespace ibrr::viewer

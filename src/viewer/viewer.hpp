@@ -1,0 +1,58 @@
+#pragma once
+// `ibrr view`: a GLFW window (OpenGL 4.5 core) to walk through a scene with precomputed global
+// illumination. First-person camera (WASD, mouse look, Shift to run, wheel for speed), the
+// scene's named cameras, the display methods of `ibrr render` (IBRR with its retrieval filters,
+// Keller, the G-buffer views, the error against a reference), a Dear ImGui overlay with the frame
+// time split, screenshots (F12) as PNG + EXR, an in-window bake when there is no store yet, and
+// scripted runs (camera keyframes, screenshots at frames, a frame count) for tests under Xvfb.
+#include "bake/bake.hpp"
+#include "display/ibrr_reconstruction.hpp"
+#include "display/image.hpp"
+#include "display/render_methods.hpp"
+#include "ibrr/ldc.hpp"
+#include "scene/scene.hpp"
+#include "viewer/view_renderer.hpp"
+#include "viewer/view_script.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace ibrr::viewer {
+
+struct ViewerSettings {
+  // The store: loaded by the caller, or none, and then baked in the window with `bake` and saved
+  // to `bakeOutput` (atomically) for the next run.
+  std::optional<LayeredDepthCube> store;
+  std::string storeName;  // file name for the overlay
+  bake::BakeOptions bake;
+  std::filesystem::path bakeOutput;
+
+  std::string camera;  // initial named camera ("" = the scene's first)
+  int width = 1280;    // window size, pixels
+  int height = 720;
+  bool fixedRenderSize = false;  // render exactly width × height (--size), whatever the window becomes
+  std::string method = "ibrr";
+  display::ReconstructionOptions reconstruction;
+  // IBRR reconstruction path: "gpu" (compute shader), "cpu" (TBB), or "auto": cpu on a software
+  // renderer (llvmpipe, where 2 threads of TBB beat its compute shader several times), else gpu.
+  std::string reconstruct = "auto";
+  display::ToneMapping tone;
+  display::RenderSettings tableSettings;  // for the table's methods (Keller's light paths)
+
+  std::optional<ViewScript> script;
+  int frames = 0;  // stop after this many frames (0: when the window closes, or the script ends)
+  std::filesystem::path screenshotFolder = ".";
+  std::filesystem::path timingsPath;  // CSV of per-frame times ("" = none)
+
+  std::vector<LoadedLightmap> lightmaps;    // for the lightmap methods (--lightmap)
+  std::optional<display::Image> reference;  // for the "error" method
+  std::string referenceName;
+  std::string referenceCamera;  // the reference's camera from its STEM.json ("" = unknown)
+};
+
+// Opens the window and runs until it closes, Esc, or the frame count / script ends. Throws
+// gpu::GpuUnavailable (no display: use xvfb-run or `ibrr render`), ibrr::Error for bad input.
+void runViewer(const scene::Scene& scene, ViewerSettings settings);
+
+}  // namespace ibrr::viewer

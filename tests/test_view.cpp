@@ -1,0 +1,290 @@
+// `ibrr view`: the script format, screenshot naming, bad input, and (under xvfb-run, tag
+// [.view_window]) scripted runs whose screenshots must equal `ibrr render` of the same camera,
+// store and reconstruction path.
+#include "ibrr/store_file.hpp"
+#include "scene/load.hpp"
+#include "test_support.hpp"
+#include "viewer/first_person_camera.hpp"
+#include "viewer/screenshot.hpp"
+#include "viewer/view_script.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace ibrr;
+using Catch::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A tiny Cornell store (a fraction of a second to bake) in a folder of the calling test case's own:
+// CTest runs test cases as parallel processes, so none may share (or clear) another's folder.
+fs::path tinyCornellStore(const std::string& testName) {
+  const fs::path folder = test::outputDir(testName + "_store");
+  const fs::path path = folder / "cornell_tiny.ibrr";
+  const test::CommandResult bake = test::runIbrr({"bake", "cornell", "--paths", "16", "--ldc", "48", "--hemicube", "32",
+                                                  "--indirect-hemicube", "16", "-o", path.string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  return path;
+}
+
+// Passes when every channel of every pixel is within `relative` of the expected value, relative
+// to the expected image's largest value (radiance near 0 has no meaningful relative error);
+// writes actual/expected/difference images on failure.
+void requireSameImage(const display::Image& actual, const display::Image& expected, float relative,
+                      const fs::path& folder, const std::string& name) {
+  float largest = 0.0f;
+  for (const glm::vec3& p : expected.pixels) largest = std::max({largest, p.r, p.g, p.b});
+  REQUIRE(largest > 0.0f);
+  const test::ImageComparison comparison = test::compareImages(actual, expected, relative * largest, 0.0, folder, name);
+  INFO(name << ": " << comparison.report);
+  CHECK(comparison.passed);
+}
+
+std::string lastLine(const std::string& text) {
+  const std::size_t end = text.find_last_not_of('\n');
+  if (end == std::string::npos) return "";
+  const std::size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+}  // namespace
+
+TEST_CASE("view scripts: keyframes are exact at their frames and linear between", "[view]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const fs::path folder = test::outputDir("view_script");
+  test::writeText(folder / "walk.json", R"({
+    "keyframes": [ { "frame": 2, "camera": "cornell" },
+                   { "frame": 12, "eye": [100, 300, -200], "target": [278, 200, 300], "fov": 60 } ],
+    "screenshots": [ { "frame": 12, "name": "side", "method": "albedo", "filter": "box" } ] })");
+  const viewer::ViewScript script = viewer::loadViewScript(folder / "walk.json", scene);
+  const scene::Camera& cornell = scene.camera("cornell");
+  REQUIRE(script.keyframes.size() == 2);
+  CHECK(script.lastFrame() == 12);
+  // Before the first keyframe the camera holds; at a keyframe it is that camera, bit for bit.
+  for (int frame : {0, 2}) {
+    const scene::Camera camera = *script.cameraAt(frame);
+    CHECK(camera.eye == cornell.eye);
+    CHECK(camera.target == cornell.target);
+    CHECK(camera.verticalFovDegrees == cornell.verticalFovDegrees);
+  }
+  const scene::Camera end = *script.cameraAt(12);
+  CHECK(end.eye == glm::vec3(100, 300, -200));
+  CHECK(end.verticalFovDegrees == 60.0f);
+  // Halfway (frame 7): the mean of the two keyframes.
+  const scene::Camera middle = *script.cameraAt(7);
+  CHECK(middle.eye.x == Approx(0.5f * (cornell.eye.x + 100.0f)));
+  CHECK(middle.target.z == Approx(0.5f * (cornell.target.z + 300.0f)));
+  CHECK(middle.verticalFovDegrees == Approx(0.5f * (cornell.verticalFovDegrees + 60.0f)));
+  CHECK(script.cameraAt(100)->eye == end.eye);
+  REQUIRE(script.screenshots.size() == 1);
+  CHECK(script.screenshots[0].method == "albedo");
+  CHECK(script.screenshots[0].filter == "box");
+
+  SECTION("an unknown key is refused, naming the file and the key") {
+    test::writeText(folder / "typo.json", R"({"keyframes": [{"frame": 0, "eyes": [0, 0, 0]}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "typo.json", scene),
+                      Contains("typo.json") && Contains("keyframes[0].eyes"));
+  }
+  SECTION("an unknown camera is refused, naming the cameras there are") {
+    test::writeText(folder / "camera.json", R"({"keyframes": [{"frame": 0, "camera": "kitchen"}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "camera.json", scene),
+                      Contains("keyframes[0].camera") && Contains("cornell"));
+  }
+  SECTION("keyframes out of order are refused") {
+    test::writeText(folder / "order.json", R"({"keyframes": [{"frame": 5}, {"frame": 5}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "order.json", scene), Contains("keyframes[1].frame"));
+  }
+}
+
+TEST_CASE("view camera: WASD moves along the view, the mouse turns towards where it moves", "[view]") {
+  scene::Camera start;
+  start.eye = {0, 0, 0};
+  start.target = {0, 0, 10};  // looking along +z, up +y: screen right is cross(forward, up) = -x
+  viewer::FirstPersonCamera walker(100.0f);
+  CHECK(walker.speed() == Approx(viewer::FirstPersonCamera::kWalkDiagonalsPerSecond * 100.0f));
+  walker.setCamera(start);
+  walker.move({0, 0, 1}, 0.5f, false);  // W for half a second
+  CHECK(walker.camera().eye.z == Approx(0.5f * walker.speed()));
+  CHECK(walker.camera().target - walker.camera().eye == start.target - start.eye);  // direction kept
+  walker.move({1, 0, 0}, 1.0f, true);                                               // D, running
+  CHECK(walker.camera().eye.x == Approx(-viewer::FirstPersonCamera::kRunFactor * walker.speed()));
+  walker.setCamera(start);
+  walker.turn(100.0f, 0.0f);  // mouse right: turn right, towards -x
+  const glm::vec3 right = glm::normalize(walker.camera().target - walker.camera().eye);
+  CHECK(right.x < -0.2f);
+  CHECK(right.y == Approx(0.0f).margin(1e-6));
+  CHECK(glm::length(walker.camera().target - walker.camera().eye) == Approx(10.0f));  // focus distance kept
+  walker.turn(0.0f, 100.0f);                                                          // mouse down: look down
+  CHECK(walker.camera().target.y < walker.camera().eye.y);
+  walker.turn(0.0f, -1e6f);  // never over the pole
+  const glm::vec3 up = glm::normalize(walker.camera().target - walker.camera().eye);
+  CHECK(up.y == Approx(std::sin(viewer::FirstPersonCamera::kMaxPitchRadians)));
+  const float speed = walker.speed();
+  walker.scaleSpeed(2.0f);  // two wheel steps up
+  CHECK(walker.speed() ==
+        Approx(speed * viewer::FirstPersonCamera::kScrollFactor * viewer::FirstPersonCamera::kScrollFactor));
+}
+
+TEST_CASE("view screenshots: names never reuse a stem that has a PNG or an EXR", "[view]") {
+  const fs::path folder = test::outputDir("view_screenshot_names");
+  CHECK(viewer::unusedScreenshotStem(folder, "shot") == folder / "shot");
+  test::writeText(folder / "shot.exr", "earlier");
+  CHECK(viewer::unusedScreenshotStem(folder, "shot") == folder / "shot-1");
+  test::writeText(folder / "shot-1.png", "earlier");
+  CHECK(viewer::unusedScreenshotStem(folder, "shot") == folder / "shot-2");
+  const std::string stamp = viewer::timestampedScreenshotName();
+  CHECK(stamp.rfind("ibrr-view-", 0) == 0);
+  CHECK(stamp.size() == std::string("ibrr-view-20261122-114502").size());
+}
+
+TEST_CASE("ibrr view: bad input gives one line naming the file or flag and a non-zero exit", "[view][cli]") {
+  const fs::path folder = test::outputDir("view_errors");
+  SECTION("a missing store") {
+    const test::CommandResult result = test::runIbrr({"view", "cornell", "--store", (folder / "absent.ibrr").string()});
+    INFO(result.err);
+    CHECK(result.exitCode == 1);
+    CHECK_THAT(result.err, Contains("absent.ibrr") && Contains("ibrr bake"));
+  }
+  SECTION("a store baked for another scene") {
+    const test::CommandResult result = test::runIbrr(
+        {"view", (test::sceneDir() / "furnace.json").string(), "--store", tinyCornellStore("view_errors").string()});
+    INFO(result.err);
+    CHECK(result.exitCode == 1);
+    CHECK_THAT(result.err, Contains("cornell_tiny.ibrr"));
+    CHECK_THAT(lastLine(result.err), Contains("scene"));
+  }
+  SECTION("no display: use xvfb-run or ibrr render") {
+    const test::CommandResult result =
+        test::runIbrr({"view", "cornell", "--store", tinyCornellStore("view_errors").string(), "--frames", "1"},
+                      {"DISPLAY=", "WAYLAND_DISPLAY="});
+    INFO(result.err);
+    CHECK(result.exitCode == 3);
+    CHECK_THAT(result.err, Contains("xvfb-run") && Contains("ibrr render"));
+  }
+  SECTION("a script with an unknown method") {
+    test::writeText(folder / "bad.json", R"({"screenshots": [{"frame": 0, "method": "radiosity"}]})");
+    const test::CommandResult result =
+        test::runIbrr({"view", "cornell", "--store", tinyCornellStore("view_errors").string(), "--script",
+                       (folder / "bad.json").string()});
+    INFO(result.err);
+    CHECK(result.exitCode == 1);
+    CHECK_THAT(result.err, Contains("radiosity") && Contains("ibrr"));
+  }
+}
+
+// Hidden from the ordinary run (it needs a display): CTest runs it under xvfb-run.
+TEST_CASE("ibrr view: scripted screenshots under Xvfb equal ibrr render of the same camera", "[.view_window]") {
+  const std::string path = GENERATE(std::string("gpu"), std::string("cpu"));  // the IBRR reconstruction path
+  const fs::path folder = test::outputDir("view_scripted_" + path);
+  const std::string store = tinyCornellStore("view_scripted").string();
+  test::writeText(folder / "script.json", R"({
+    "keyframes": [ { "frame": 0, "camera": "cornell" },
+                   { "frame": 2, "eye": [100, 300, -200], "target": [278, 200, 300], "fov": 60 } ],
+    "screenshots": [ { "frame": 0, "name": "front" },
+                     { "frame": 2, "name": "side", "filter": "box" },
+                     { "frame": 3, "name": "side_albedo", "method": "albedo" } ] })");
+  const std::vector<std::string> view = {"view",
+                                         "cornell",
+                                         "--store",
+                                         store,
+                                         "--reconstruct",
+                                         path,
+                                         "--script",
+                                         (folder / "script.json").string(),
+                                         "--size",
+                                         "96x64",
+                                         "--screenshot-dir",
+                                         folder.string(),
+                                         "--timings",
+                                         (folder / "timings.csv").string()};
+  const test::CommandResult run = test::runIbrr(view);
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK_THAT(run.out, Contains("frames: 3 at 96x64"));  // 4 frames, the first left out of the medians
+
+  struct Expectation {
+    std::string name;
+    std::vector<std::string> renderArguments;
+  };
+  const std::vector<std::string> side = {"--eye", "100,300,-200", "--target", "278,200,300", "--fov", "60"};
+  std::vector<Expectation> expectations = {
+      {"front", {"--method", "ibrr", "--camera", "cornell", "--filter", "bilinear", "--reconstruct", path}},
+      {"side", {"--method", "ibrr", "--filter", "box", "--reconstruct", path}},
+      {"side_albedo", {"--method", "albedo"}},
+  };
+  for (std::size_t i = 1; i < expectations.size(); ++i)
+    expectations[i].renderArguments.insert(expectations[i].renderArguments.end(), side.begin(), side.end());
+  for (const Expectation& expectation : expectations) {
+    std::vector<std::string> render = {"render", "cornell", "--size",
+                                       "96x64",  "-o",      (folder / (expectation.name + "_render.exr")).string()};
+    if (expectation.name != "side_albedo") render.insert(render.end(), {"--store", store});
+    render.insert(render.end(), expectation.renderArguments.begin(), expectation.renderArguments.end());
+    const test::CommandResult rendered = test::runIbrr(render);
+    INFO(rendered.err);
+    REQUIRE(rendered.exitCode == 0);
+    REQUIRE(fs::exists(folder / (expectation.name + ".png")));
+    requireSameImage(display::readImage(folder / (expectation.name + ".exr")),
+                     display::readImage(folder / (expectation.name + "_render.exr")), 1e-3f, folder,
+                     "view_" + path + "_" + expectation.name);
+  }
+  // The timings CSV: a header, the column names and one row per frame.
+  const std::string timings = test::readText(folder / "timings.csv");
+  CHECK(std::count(timings.begin(), timings.end(), '\n') == 2 + 4);
+  CHECK_THAT(timings, Contains("ibrr/" + path));
+
+  // A second run never overwrites: its screenshots get the next free names.
+  const test::CommandResult again = test::runIbrr(view);
+  INFO(again.err);
+  REQUIRE(again.exitCode == 0);
+  CHECK(fs::exists(folder / "front-1.png"));
+  CHECK(fs::exists(folder / "front-1.exr"));
+  requireSameImage(display::readImage(folder / "front-1.exr"), display::readImage(folder / "front.exr"), 0.0f, folder,
+                   "view_" + path + "_front_again");
+}
+
+TEST_CASE("ibrr view without a store bakes one in the window, saves it and uses it next time", "[.view_window]") {
+  const fs::path folder = test::outputDir("view_bake");
+  const fs::path store = folder / "baked.ibrr";
+  const std::vector<std::string> view = {
+      "view",       "cornell", "--bake-output",       store.string(), "--paths", "8",     "--ldc",    "32",
+      "--hemicube", "16",      "--indirect-hemicube", "16",           "--size",  "64x64", "--frames", "2"};
+  const test::CommandResult first = test::runIbrr(view);
+  INFO(first.err);
+  REQUIRE(first.exitCode == 0);
+  REQUIRE(fs::exists(store));
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  CHECK(loadStore(store, scene.fingerprint()).vplCount() > 0);
+  const auto written = fs::last_write_time(store);
+  const test::CommandResult second = test::runIbrr(view);
+  INFO(second.err);
+  REQUIRE(second.exitCode == 0);
+  CHECK_THAT(second.err, Contains("using the store baked earlier"));
+  CHECK(fs::last_write_time(store) == written);
+}
+
+TEST_CASE("ibrr view shows each --lightmap as a method, as ibrr render draws it", "[.view_window]") {
+  const fs::path folder = test::outputDir("view_lightmap");
+  const fs::path lightmap = folder / "tiny.lightmap";
+  const test::CommandResult bake = test::runIbrr(
+      {"bake", "cornell", "--method", "gather", "--atlas", "32", "--iterations", "2", "-o", lightmap.string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  test::writeText(folder / "script.json",
+                  R"({"screenshots": [{"frame": 1, "name": "lightmap", "method": "lightmap"}]})");
+  const test::CommandResult view = test::runIbrr(
+      {"view", "cornell", "--store", tinyCornellStore("view_lightmap").string(), "--lightmap", lightmap.string(),
+       "--script", (folder / "script.json").string(), "--size", "96x64", "--screenshot-dir", folder.string()});
+  INFO(view.err);
+  REQUIRE(view.exitCode == 0);
+  const test::CommandResult render = test::runIbrr({"render", "cornell", "--lightmap", lightmap.string(), "--size",
+                                                    "96x64", "-o", (folder / "lightmap_render.exr").string()});
+  INFO(render.err);
+  REQUIRE(render.exitCode == 0);
+  requireSameImage(display::readImage(folder / "lightmap.exr"), display::readImage(folder / "lightmap_render.exr"),
+                   1e-3f, folder, "view_lightmap");
+}
