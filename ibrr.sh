@@ -19,6 +19,7 @@ PACKAGES=(
   libglfw3-dev libglm-dev libassimp-dev libtbb-dev libstb-dev catch2 libembree-dev
   nlohmann-json3-dev libopenexr-dev libimgui-dev libcli11-dev
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri xvfb xauth
+  chromium  # the test that opens the compare report in a headless browser
 )
 
 say() { printf 'ibrr.sh: %s\n' "$*" >&2; }

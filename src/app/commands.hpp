@@ -11,5 +11,7 @@ void addRenderCommand(CLI::App& app);
 void addReferenceCommand(CLI::App& app);
 void addDiffCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
+void addViewCommand(CLI::App& app);
+void addCompareCommand(CLI::App& app);
 
 }  // namespace ibrr::app

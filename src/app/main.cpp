@@ -14,6 +14,7 @@ namespace {
 constexpr std::array kCommands{
     &ibrr::app::addInfoCommand,      &ibrr::app::addBakeCommand, &ibrr::app::addRenderCommand,
     &ibrr::app::addReferenceCommand, &ibrr::app::addDiffCommand, &ibrr::app::addBenchCommand,
+    &ibrr::app::addViewCommand,      &ibrr::app::addCompareCommand,
 };
 
 }  // namespace

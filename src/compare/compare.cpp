@@ -1,0 +1,512 @@
+#include "compare/compare.hpp"
+
+#include "bake/bake.hpp"
+#include "display/render_methods.hpp"
+#include "gpu/context.hpp"
+#include "lightmap/atlas.hpp"
+#include "lightmap/gather.hpp"
+#include "lightmap/progressive.hpp"
+#include "metrics/metrics.hpp"
+#include "rays/embree_scene.hpp"
+#include "rays/pinhole.hpp"
+#include "rays/reference.hpp"
+#include "scene/load.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/progress.hpp"
+#include "util/stopwatch.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <thread>
+
+namespace ibrr::compare {
+namespace {
+
+// Every method renders at twice the report size and box-filters down, as `ibrr render
+// --supersample 2` does, so that edges are averaged like the path tracer's pixels.
+constexpr int kSupersample = 2;
+
+struct RenderedView {
+  display::Image image;
+  double displaySeconds = 0.0;
+  std::uint64_t holes = 0;
+  std::uint64_t covered = 0;
+};
+
+RenderedView renderView(const display::RenderMethod& method, const scene::Scene& scene, const scene::Camera& camera,
+                        const CompareOptions& options, const display::RenderSettings& settings) {
+  display::RenderOutput output = method.render(
+      {scene, camera, options.width * kSupersample, options.height * kSupersample, settings});
+  RenderedView view;
+  view.image = display::downsample(output.image, kSupersample);
+  view.displaySeconds = output.reconstructionSeconds;
+  view.holes = output.holePixels;
+  view.covered = output.coveredPixels;
+  return view;
+}
+
+// A frame's display time: the second of two renders (the first compiles shaders and uploads).
+CameraResult renderCamera(const MethodContext& context, std::size_t c, const display::RenderMethod& method,
+                          const display::RenderSettings& settings, bool warmUp = true) {
+  if (warmUp) (void)renderView(method, context.scene, context.cameras[c], context.options, settings);
+  RenderedView view = renderView(method, context.scene, context.cameras[c], context.options, settings);
+  CameraResult result;
+  result.camera = context.cameras[c].name;
+  result.error = context.measure(c, view.image);
+  result.image = std::move(view.image);
+  result.displayMilliseconds = 1e3 * view.displaySeconds;
+  result.holePixels = view.holes;
+  result.coveredPixels = view.covered;
+  return result;
+}
+
+std::string jsonText(const nlohmann::json& json) { return json.dump(); }
+
+// ---------------------------------------------------------------------------------------------
+// IBRR: bake the store (checkpoints at 1/8, 1/4, 1/2 of the paths), render every camera.
+
+bake::BakeOptions ibrrBakeOptions(const CompareOptions& options) {
+  bake::BakeOptions bake;  // Final: the documented defaults
+  bake.seed = options.seed;
+  if (options.quality == Quality::Preview) bake.paths = 1024;
+  if (options.quality == Quality::Smoke) {
+    bake.paths = 32;
+    bake.ldcResolution = 128;
+    bake.hemicubeResolution = 32;
+    bake.indirectHemicubeResolution = 16;
+  }
+  bake.timeBudgetSeconds = options.budgetSeconds;
+  return bake;
+}
+
+nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
+  return {{"paths", bake.paths},
+          {"seed", bake.seed},
+          {"maxBounces", bake.maxBounces},
+          {"ldcResolution", bake.ldcResolution},
+          {"hemicubeResolution", bake.hemicubeResolution},
+          {"indirectHemicubeResolution", bake.indirectHemicubeResolution},
+          {"geometryClamp", bake.geometryClamp},
+          {"splat", bake.splat == SplatKernel::Box ? "box" : "gauss"},
+          {"seedLayersFromGeometry", bake.seedLayersFromGeometry},
+          {"timeBudgetSeconds", bake.timeBudgetSeconds},
+          {"supersample", kSupersample}};
+}
+
+MethodResult runIbrr(const MethodContext& context) {
+  const bake::BakeOptions bake = ibrrBakeOptions(context.options);
+  const display::RenderMethod& method = display::findRenderMethod("ibrr");
+  MethodResult result;
+  result.method = "ibrr";
+  bake::BakeCheckpoints checkpoints;
+  for (std::uint32_t divisor : {8u, 4u, 2u})
+    if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& partial, std::uint32_t paths, double seconds) {
+    display::RenderSettings settings;
+    settings.store = &partial;
+    const double error = context.meanError([&](std::size_t c) {
+      return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
+    });
+    result.convergence.push_back({seconds, error, std::to_string(paths) + " of " + std::to_string(bake.paths) +
+                                                      " paths"});
+  };
+  Progress progress("ibrr bake", 0, "hemicubes");
+  const bake::BakeResult baked = bake::bakeStore(
+      context.scene, bake, [&](std::uint64_t, std::uint64_t) { progress.advance(); }, &checkpoints);
+  progress.finish();
+  result.bakeSeconds = baked.stats.totalSeconds;
+  result.bytes = baked.store.stats().totalBytes;
+  result.bytesWhat = "store";
+  result.invalidWhat = "hole pixels";
+  nlohmann::json settings = bakeSettingsJson(bake);
+  settings["pathsCompleted"] = baked.stats.pathsCompleted;
+  settings["vpls"] = baked.stats.hemicubes;
+  result.settingsJson = jsonText(settings);
+  result.summary = std::to_string(baked.stats.pathsCompleted) + " paths, " + std::to_string(baked.stats.hemicubes) +
+                   " VPLs, R = " + std::to_string(bake.ldcResolution) + ", H = " +
+                   std::to_string(bake.hemicubeResolution) + ", h = " + std::to_string(bake.indirectHemicubeResolution);
+  display::RenderSettings renderSettings;
+  renderSettings.store = &baked.store;
+  for (std::size_t c = 0; c < context.cameras.size(); ++c) {
+    result.cameras.push_back(renderCamera(context, c, method, renderSettings));
+    result.invalid += result.cameras.back().holePixels;
+  }
+  double meanError = 0.0;
+  for (const CameraResult& camera : result.cameras) meanError += camera.error.relativeRmse;
+  result.convergence.push_back({result.bakeSeconds, meanError / double(result.cameras.size()),
+                                std::to_string(baked.stats.pathsCompleted) + " paths (final)"});
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keller's instant radiosity: no precomputation, every frame shades all VPLs with shadow maps.
+
+MethodResult runKeller(const MethodContext& context) {
+  bake::BakeOptions vplOptions = ibrrBakeOptions(context.options);  // the same VPLs as IBRR's bake
+  vplOptions.timeBudgetSeconds = 0.0;
+  // Keller's frame costs a shadow map per VPL: on a CPU rasteriser the preview uses a quarter of
+  // IBRR's paths (the first quarter of the same VPLs).
+  if (context.options.quality == Quality::Preview) vplOptions.paths /= 4;
+  const display::RenderMethod& method = display::findRenderMethod("keller");
+  display::RenderSettings settings;
+  settings.vplOptions = vplOptions;
+  MethodResult result;
+  result.method = "keller";
+  result.bytesWhat = "VPL list";
+  result.bytes = bake::generateBakeVpls(context.scene, vplOptions).vpls.size() * sizeof(rays::Vpl);
+  result.settingsJson = jsonText(bakeSettingsJson(vplOptions));
+  result.summary = std::to_string(vplOptions.paths) + " paths, the same VPLs and clamp as IBRR's first " +
+                   std::to_string(vplOptions.paths) + " paths, shadow hemicubes H = " +
+                   std::to_string(vplOptions.hemicubeResolution) + " / h = " +
+                   std::to_string(vplOptions.indirectHemicubeResolution);
+  for (std::size_t c = 0; c < context.cameras.size(); ++c)
+    result.cameras.push_back(renderCamera(context, c, method, settings, /*warmUp=*/false));
+  // Its whole cost is per frame: the curve's one point is the first camera's frame time.
+  double meanError = 0.0;
+  for (const CameraResult& camera : result.cameras) meanError += camera.error.relativeRmse;
+  result.convergence.push_back({1e-3 * result.cameras.front().displayMilliseconds,
+                                meanError / double(result.cameras.size()), "one frame"});
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Texel lightmap, hemicube gathering (Jacobi iterations), error after every iteration.
+
+struct LightmapSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::GatherOptions gatherOptions;
+};
+
+LightmapSetup gatherSetup(const CompareOptions& options) {
+  LightmapSetup setup;  // Final: the atlas's and the solver's documented defaults
+  setup.gatherOptions.seed = options.seed + 1;
+  if (options.quality == Quality::Smoke) {
+    setup.atlasOptions.targetSize = 64;
+    setup.gatherOptions.hemicubeResolution = 16;
+    setup.gatherOptions.indirectHemicubeResolution = 16;
+    setup.gatherOptions.maxIterations = 3;
+  } else if (options.quality == Quality::Preview) {
+    setup.atlasOptions.targetSize = 128;
+    setup.gatherOptions.maxIterations = 6;
+  }
+  setup.gatherOptions.timeBudgetSeconds = options.budgetSeconds;
+  return setup;
+}
+
+MethodResult runGather(const MethodContext& context) {
+  const LightmapSetup setup = gatherSetup(context.options);
+  MethodResult result;
+  result.method = "gather";
+  const Stopwatch setupTime;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(context.scene, setup.atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(context.scene, atlas);
+  const double atlasSeconds = setupTime.seconds();
+  const display::RenderMethod& method = display::findRenderMethod("lightmap");
+
+  auto settingsFor = [&](const lightmap::Lightmap& lightmap) {
+    display::RenderSettings settings;
+    settings.lightmap = &lightmap;
+    settings.lightmapAtlas = &atlas;
+    return settings;
+  };
+  double callbackSeconds = 0.0;  // rendering checkpoints, left out of the solver's times
+  Progress progress("gather", 0, "hemicubes");
+  std::uint64_t reported = 0;
+  const lightmap::GatherResult solved = lightmap::solveGather(
+      context.scene, atlas, patches, setup.gatherOptions,
+      [&](const lightmap::GatherIterationStats& stats, std::span<const glm::vec3> radiance) {
+        const Stopwatch callbackTime;
+        lightmap::Lightmap iterate;
+        iterate.atlasOptions = setup.atlasOptions;
+        iterate.width = atlas.width;
+        iterate.height = atlas.height;
+        iterate.radiance.assign(radiance.begin(), radiance.end());
+        iterate.sceneFingerprint = context.scene.fingerprint();
+        const display::RenderSettings settings = settingsFor(iterate);
+        const double error = context.meanError([&](std::size_t c) {
+          return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
+        });
+        result.convergence.push_back(
+            {atlasSeconds + stats.seconds - callbackSeconds, error, "iteration " + std::to_string(stats.iteration)});
+        callbackSeconds += callbackTime.seconds();
+      },
+      [&](std::uint64_t done, std::uint64_t) {
+        progress.advance(done - reported);
+        reported = done;
+      });
+  progress.finish();
+  lightmap::Lightmap lightmap = solved.lightmap;
+  lightmap.atlasOptions = setup.atlasOptions;
+  result.bakeSeconds = atlasSeconds + solved.seconds - callbackSeconds;
+  result.bytes = std::uint64_t(lightmap.width) * std::uint64_t(lightmap.height) * sizeof(glm::vec3);
+  result.bytesWhat = "lightmap radiance (RGB32F)";
+  result.invalidWhat = "invalid texels";
+  std::uint64_t validTexels = 0;
+  for (std::uint8_t valid : patches.valid) validTexels += valid;
+  result.invalid = 0;  // every valid texel gets a value; padding is not a surface
+  nlohmann::json settings = nlohmann::json::parse(lightmap::gatherSettingsJson(setup.gatherOptions, solved.layersPerBatch));
+  settings["atlas"] = {{"width", atlas.width},
+                       {"height", atlas.height},
+                       {"texelsPerUnit", atlas.texelsPerUnit},
+                       {"targetSize", setup.atlasOptions.targetSize},
+                       {"paddingTexels", setup.atlasOptions.paddingTexels},
+                       {"validTexels", validTexels},
+                       {"charts", atlas.chartCount}};
+  settings["iterations"] = solved.iterations.size();
+  settings["supersample"] = kSupersample;
+  result.settingsJson = jsonText(settings);
+  result.summary = std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " atlas (" +
+                   std::to_string(validTexels) + " texels), H = " +
+                   std::to_string(setup.gatherOptions.hemicubeResolution) + " / h = " +
+                   std::to_string(setup.gatherOptions.indirectHemicubeResolution) + ", " +
+                   std::to_string(solved.iterations.size()) + " Jacobi iterations";
+  const display::RenderSettings renderSettings = settingsFor(lightmap);
+  for (std::size_t c = 0; c < context.cameras.size(); ++c)
+    result.cameras.push_back(renderCamera(context, c, method, renderSettings));
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Texel lightmap, progressive refinement radiosity, error every so many shots.
+
+struct ProgressiveSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::ProgressiveOptions progressiveOptions;
+};
+
+ProgressiveSetup progressiveSetup(const CompareOptions& options) {
+  ProgressiveSetup setup;  // Final: the atlas's and the solver's documented defaults
+  lightmap::ProgressiveOptions& p = setup.progressiveOptions;
+  p.checkpointShots = 500;
+  if (options.quality == Quality::Smoke) {
+    setup.atlasOptions.targetSize = 64;
+    p.hemisphereResolution = 128;
+    p.residualFraction = 0.05;
+    p.maxShots = 400;
+    p.checkpointShots = 100;
+  } else if (options.quality == Quality::Preview) {
+    setup.atlasOptions.targetSize = 128;
+    p.clusterTexels = 4;  // the same shooter size in scene units as 8 at the final 256²
+    p.residualFraction = 0.02;
+    p.checkpointShots = 250;
+  }
+  p.timeBudgetSeconds = options.budgetSeconds;
+  return setup;
+}
+
+MethodResult runProgressive(const MethodContext& context) {
+  const ProgressiveSetup setup = progressiveSetup(context.options);
+  MethodResult result;
+  result.method = "progressive";
+  const Stopwatch setupTime;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(context.scene, setup.atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(context.scene, atlas);
+  const double atlasSeconds = setupTime.seconds();
+  const display::RenderMethod& method = display::findRenderMethod("lightmap");
+  auto settingsFor = [&](const lightmap::Lightmap& lightmap) {
+    display::RenderSettings settings;
+    settings.lightmap = &lightmap;
+    settings.lightmapAtlas = &atlas;
+    return settings;
+  };
+  double callbackSeconds = 0.0;  // rendering checkpoints, left out of the solver's times
+  Progress progress("progressive", 0, "shots");
+  const lightmap::ProgressiveResult solved = lightmap::solveProgressive(
+      context.scene, atlas, patches, setup.progressiveOptions,
+      [&](const lightmap::ProgressiveCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
+        const Stopwatch callbackTime;
+        lightmap::Lightmap iterate;
+        iterate.atlasOptions = setup.atlasOptions;
+        iterate.width = atlas.width;
+        iterate.height = atlas.height;
+        iterate.radiance.assign(radiance.begin(), radiance.end());
+        iterate.sceneFingerprint = context.scene.fingerprint();
+        const display::RenderSettings settings = settingsFor(iterate);
+        const double error = context.meanError([&](std::size_t c) {
+          return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
+        });
+        result.convergence.push_back({atlasSeconds + checkpoint.seconds - callbackSeconds, error,
+                                      std::to_string(checkpoint.shots) + " shots"});
+        callbackSeconds += callbackTime.seconds();
+      },
+      [&](std::uint64_t, double) { progress.advance(1); });
+  progress.finish();
+  lightmap::Lightmap lightmap = solved.lightmap;
+  lightmap.atlasOptions = setup.atlasOptions;
+  result.bakeSeconds = atlasSeconds + solved.seconds - callbackSeconds;
+  result.bytes = std::uint64_t(lightmap.width) * std::uint64_t(lightmap.height) * sizeof(glm::vec3);
+  result.bytesWhat = "lightmap radiance (RGB32F)";
+  result.invalidWhat = "invalid texels";
+  result.invalid = 0;  // every valid texel gets a value; padding is not a surface
+  std::uint64_t validTexels = 0;
+  for (std::uint8_t valid : patches.valid) validTexels += valid;
+  nlohmann::json settings = nlohmann::json::parse(lightmap::progressiveSettingsJson(setup.progressiveOptions));
+  settings["atlas"] = {{"width", atlas.width},
+                       {"height", atlas.height},
+                       {"texelsPerUnit", atlas.texelsPerUnit},
+                       {"targetSize", setup.atlasOptions.targetSize},
+                       {"paddingTexels", setup.atlasOptions.paddingTexels},
+                       {"validTexels", validTexels},
+                       {"charts", atlas.chartCount}};
+  settings["shots"] = solved.shots;
+  settings["clusters"] = solved.clusters;
+  settings["visibilityTriangles"] = solved.visibilityTriangles;
+  settings["residualFractionReached"] = solved.checkpoints.back().residualFraction;
+  settings["stopReason"] = solved.stopReason;
+  settings["supersample"] = kSupersample;
+  result.settingsJson = jsonText(settings);
+  const long residualTenthsOfPercent = std::lround(1000.0 * solved.checkpoints.back().residualFraction);
+  const std::string residual =
+      std::to_string(residualTenthsOfPercent / 10) + "." + std::to_string(residualTenthsOfPercent % 10) + "%";
+  result.summary = std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " atlas (" +
+                   std::to_string(validTexels) + " texels), " + std::to_string(solved.clusters) + " shooters (" +
+                   std::to_string(setup.progressiveOptions.clusterTexels) + "² texel blocks), " +
+                   std::to_string(solved.shots) + " shots to " + residual + " residual";
+  const display::RenderSettings renderSettings = settingsFor(lightmap);
+  for (std::size_t c = 0; c < context.cameras.size(); ++c)
+    result.cameras.push_back(renderCamera(context, c, method, renderSettings));
+  return result;
+}
+
+constexpr std::array kRunners{
+    MethodRunner{"ibrr", "image-based radiosity representation: VPL hemicubes warped into a layered depth cube",
+                 runIbrr},
+    MethodRunner{"keller", "instant radiosity: every VPL shaded per frame with a shadow hemicube", runKeller},
+    MethodRunner{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", runGather},
+    MethodRunner{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",
+                 runProgressive},
+};
+
+const MethodRunner& findRunner(const std::string& name) {
+  for (const MethodRunner& runner : kRunners)
+    if (runner.name == name) return runner;
+  throw Error("--methods: unknown method '" + name + "'; implemented: " + methodRunnerNames() +
+              " (progressive, stochastic and matrix are not built yet)");
+}
+
+Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embree, const scene::Camera& camera,
+                        std::size_t index, const CompareOptions& options) {
+  Reference reference;
+  reference.camera = camera.name;
+  if (!options.references.empty()) {
+    const std::filesystem::path& file = options.references[index];
+    reference.image = display::readImage(file);
+    if (reference.image.width != options.width || reference.image.height != options.height)
+      throw Error("--reference " + file.string() + " is " + std::to_string(reference.image.width) + "x" +
+                  std::to_string(reference.image.height) + " but the report is " + std::to_string(options.width) +
+                  "x" + std::to_string(options.height) + " (--size); render it at that size with 'ibrr reference'");
+    reference.source = file.string();
+  } else {
+    rays::ReferenceOptions ref;
+    ref.camera = camera.name;
+    ref.width = options.width;
+    ref.height = options.height;
+    ref.seed = options.seed;
+    ref.spp = options.referenceSpp > 0                ? options.referenceSpp
+              : options.quality == Quality::Final     ? 4096u
+              : options.quality == Quality::Preview   ? 256u
+                                                      : 16u;
+    const rays::ReferenceImage image = rays::renderReference(embree, ref);
+    reference.image = image.radiance;
+    reference.spp = image.spp;
+    reference.seconds = image.seconds;
+    reference.source = "rendered";
+  }
+  (void)scene;
+  reference.mask = rays::maskOutEmitters(embree, camera, options.width, options.height);
+  return reference;
+}
+
+}  // namespace
+
+ImageError MethodContext::measure(std::size_t camera, const display::Image& image) const {
+  const Reference& reference = references[camera];
+  const metrics::ErrorMetrics m = metrics::compareImages(image, reference.image, reference.mask);
+  return {m.relativeRmse, m.relMse, m.energyRatio};
+}
+
+double MethodContext::meanError(const std::function<display::Image(std::size_t)>& render) const {
+  double sum = 0.0;
+  for (std::size_t c = 0; c < cameras.size(); ++c) sum += measure(c, render(c)).relativeRmse;
+  return sum / double(cameras.size());
+}
+
+std::span<const MethodRunner> methodRunners() { return kRunners; }
+
+std::string methodRunnerNames() {
+  std::string names;
+  for (const MethodRunner& runner : kRunners) names += (names.empty() ? "" : ", ") + std::string(runner.name);
+  return names;
+}
+
+Quality parseQuality(const std::string& text) {
+  if (text == "smoke") return Quality::Smoke;
+  if (text == "preview") return Quality::Preview;
+  if (text == "final") return Quality::Final;
+  throw Error("--quality '" + text + "': choose preview or final (or smoke, for tests)");
+}
+
+std::string qualityName(Quality quality) {
+  switch (quality) {
+    case Quality::Smoke: return "smoke";
+    case Quality::Preview: return "preview";
+    case Quality::Final: return "final";
+  }
+  return "?";
+}
+
+void validateCompareOptions(const CompareOptions& options) {
+  for (const std::string& name : options.methods) (void)findRunner(name);
+  if (!(options.budgetSeconds >= 0.0) || !std::isfinite(options.budgetSeconds))
+    throw Error("--budget must be a non-negative number of seconds");
+  if (options.width < 8 || options.height < 8 || options.width > 4096 || options.height > 4096)
+    throw Error("--size must be between 8x8 and 4096x4096");
+  if (options.output.empty()) throw Error("-o REPORT_FOLDER is required");
+}
+
+CompareResults runComparison(const CompareOptions& options) {
+  validateCompareOptions(options);
+  CompareResults results;
+  results.options = options;
+  const scene::Scene scene = scene::loadScene(scene::resolveScenePath(options.scene));
+  results.sceneName = scene.sourcePath.stem().string();
+  results.sceneFingerprint = scene.fingerprint();
+  results.triangles = scene.triangleCount();
+  results.cpu = std::to_string(std::thread::hardware_concurrency()) + " hardware threads";
+
+  std::vector<scene::Camera> cameras;
+  if (options.cameras.empty())
+    cameras = scene.cameras;
+  else
+    for (const std::string& name : options.cameras) cameras.push_back(scene.camera(name));
+  if (!options.references.empty() && options.references.size() != cameras.size())
+    throw Error("--reference: give one image per camera (" + std::to_string(cameras.size()) + " cameras, " +
+                std::to_string(options.references.size()) + " references)");
+
+  const rays::EmbreeScene embree(scene);
+  for (std::size_t c = 0; c < cameras.size(); ++c) {
+    info("reference for camera " + cameras[c].name);
+    results.references.push_back(makeReference(scene, embree, cameras[c], c, options));
+  }
+
+  const auto context = gpu::createHeadlessContext();
+  results.gpu = context->info().summary();
+  const MethodContext methodContext{scene, cameras, results.references, options};
+  std::vector<std::string> names = options.methods;
+  if (names.empty())
+    for (const MethodRunner& runner : kRunners) names.emplace_back(runner.name);
+  for (const std::string& name : names) {
+    info("method " + name);
+    MethodResult result = findRunner(name).run(methodContext);
+    result.method = name;
+    for (const CameraResult& camera : result.cameras)
+      info("  " + camera.camera + ": relRMSE " + std::to_string(camera.error.relativeRmse));
+    results.methods.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace ibrr::compare
