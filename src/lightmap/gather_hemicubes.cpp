@@ -157,7 +157,11 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
                                                const std::vector<std::uint32_t>& hemicubeTexels,
                                                const GatherHemicubeSetup& setup, int maxResolution, int layers,
                                                GatherTarget target)
-    : m_maxResolution(maxResolution), m_layers(layers), m_target(target), m_hemicubeCount(hemicubeTexels.size()) {
+    : m_maxResolution(maxResolution),
+      m_layers(layers),
+      m_target(target),
+      m_hemicubeCount(hemicubeTexels.size()),
+      m_mesh(atlas) {
   checkResolution(maxResolution, 4096);
   GLint maxLayers = 0;
   glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
@@ -168,22 +172,6 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
     throw Error(
         "the gathering solver needs GL_ARB_shader_viewport_layer_array (gl_Layer in the vertex shader), "
         "which this OpenGL driver lacks");
-
-  // The atlas triangles as drawn: position (location 0), normal (1), lightmap UV in texels (2).
-  m_vertexCount = GLsizei(atlas.vertices.size());
-  m_vertices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(1, atlas.vertices.size()) * sizeof(LightmapVertex)),
-                           atlas.vertices.empty() ? nullptr : atlas.vertices.data(), 0);
-  m_vertexArray = gpu::VertexArray::create();
-  const GLuint vao = m_vertexArray.id();
-  glVertexArrayVertexBuffer(vao, 0, m_vertices.id(), 0, sizeof(LightmapVertex));
-  const GLuint offsets[] = {offsetof(LightmapVertex, position), offsetof(LightmapVertex, normal),
-                            offsetof(LightmapVertex, lightmapUv)};
-  const GLint sizes[] = {3, 3, 2};
-  for (GLuint attribute = 0; attribute < 3; ++attribute) {
-    glEnableVertexArrayAttrib(vao, attribute);
-    glVertexArrayAttribFormat(vao, attribute, sizes[attribute], GL_FLOAT, GL_FALSE, offsets[attribute]);
-    glVertexArrayAttribBinding(vao, attribute, 0);
-  }
 
   // World → clip of every face of every hemicube, computed once: the eye and the rotation of a
   // texel's hemicube never change between iterations (nor with H: the viewport sets the size).
@@ -251,8 +239,7 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
                                      kFacesPerHemicube * sizeof(glm::mat4), sizeof(glm::mat4));
   glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
   glBindTextureUnit(0, seen);
-  glBindVertexArray(m_vertexArray.id());
-  glDrawArraysInstanced(GL_TRIANGLES, 0, m_vertexCount, kFacesPerHemicube * count);
+  m_mesh.drawAllInstanced(kFacesPerHemicube * count);
   glBindVertexArray(0);
   glDisable(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);

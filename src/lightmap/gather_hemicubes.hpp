@@ -12,6 +12,7 @@
 #include "bake/hemicube.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
+#include "lightmap/lightmap_mesh.hpp"
 
 #include <glm/glm.hpp>
 
@@ -92,9 +93,7 @@ private:
   int m_layers;
   GatherTarget m_target;
   std::size_t m_hemicubeCount = 0;
-  GLsizei m_vertexCount = 0;
-  gpu::Buffer m_vertices;
-  gpu::VertexArray m_vertexArray;
+  LightmapMesh m_mesh;  // the atlas triangles, drawn once per face of every hemicube of a batch
   gpu::Buffer m_faceMatrices;  // per hemicube 5 mat4 (world → clip of each face), std430
   gpu::Texture m_colour;
   gpu::Texture m_depth;

@@ -31,4 +31,10 @@ void LightmapMesh::draw(std::size_t first, std::size_t count) const {
   glBindVertexArray(0);
 }
 
+void LightmapMesh::drawAllInstanced(GLsizei instances) const {
+  if (m_triangleCount == 0 || instances <= 0) return;
+  glBindVertexArray(m_vertexArray.id());
+  glDrawArraysInstanced(GL_TRIANGLES, 0, GLsizei(3 * m_triangleCount), instances);
+}
+
 }  // namespace ibrr::lightmap

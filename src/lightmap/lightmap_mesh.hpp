@@ -17,6 +17,9 @@ public:
   // Draws triangles [first, first + count) with the currently bound program and target.
   void draw(std::size_t first, std::size_t count) const;
   void drawAll() const { draw(0, m_triangleCount); }
+  // Draws every triangle `instances` times (gl_InstanceID 0 .. instances−1), e.g. once per face of a
+  // batch of hemicubes whose vertex shader picks the layer and matrix by instance.
+  void drawAllInstanced(GLsizei instances) const;
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
 
 private:
