@@ -25,12 +25,11 @@
 namespace ibrr::app {
 namespace {
 
-// The gathering solver's defaults for `ibrr bake --method gather` (README, "Gathering solver"):
-// chosen on the Cornell box as the cheapest settings that meet 5% relRMSE against the reference.
-constexpr int kGatherDefaultAtlasSize = 96;
-constexpr int kGatherDefaultHemicube = 64;
-constexpr int kGatherDefaultIndirectHemicube = 32;
-constexpr int kGatherDefaultIterations = 8;
+// The gathering solver's defaults for `ibrr bake --method gather` (lightmap/gather.hpp).
+constexpr int kGatherDefaultAtlasSize = lightmap::kDefaultGatherAtlasSize;
+constexpr int kGatherDefaultHemicube = lightmap::GatherOptions{}.hemicubeResolution;
+constexpr int kGatherDefaultIndirectHemicube = lightmap::GatherOptions{}.indirectHemicubeResolution;
+constexpr int kGatherDefaultIterations = lightmap::GatherOptions{}.maxIterations;
 constexpr int kGatherToleranceIterationCap = 1000;  // --tolerance alone: iterate until it is met
 
 struct BakeCommandOptions {

@@ -181,7 +181,8 @@ struct LightmapSetup {
 };
 
 LightmapSetup gatherSetup(const CompareOptions& options) {
-  LightmapSetup setup;  // Final: the atlas's and the solver's documented defaults
+  LightmapSetup setup;  // Final: the documented defaults of `ibrr bake --method gather`
+  setup.atlasOptions.targetSize = lightmap::kDefaultGatherAtlasSize;
   setup.gatherOptions.seed = options.seed + 1;
   if (options.quality == Quality::Smoke) {
     setup.atlasOptions.targetSize = 64;
@@ -189,7 +190,7 @@ LightmapSetup gatherSetup(const CompareOptions& options) {
     setup.gatherOptions.indirectHemicubeResolution = 16;
     setup.gatherOptions.maxIterations = 3;
   } else if (options.quality == Quality::Preview) {
-    setup.atlasOptions.targetSize = 128;
+    setup.atlasOptions.targetSize = 64;
     setup.gatherOptions.maxIterations = 6;
   }
   setup.gatherOptions.timeBudgetSeconds = options.budgetSeconds;

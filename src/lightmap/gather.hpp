@@ -24,6 +24,11 @@
 
 namespace ibrr::lightmap {
 
+// The documented defaults (`ibrr bake --method gather`, `ibrr compare --quality final`), chosen on
+// the Cornell box as the cheapest that meet 5% relRMSE against the reference (README, "Gathering
+// solver"): a 96-texel target atlas with the GatherOptions defaults below.
+inline constexpr int kDefaultGatherAtlasSize = 96;
+
 struct GatherOptions {
   int hemicubeResolution = 64;          // H, the first gather (direct light): even, in [2, 1024]
   int indirectHemicubeResolution = 32;  // h, later gathers: even, ≤ H; 0 = H
