@@ -297,13 +297,19 @@ ChartLayout projectCharts(const std::vector<WorldTriangle>& triangles, const std
 // n·n_host ≥ cos 60° holds throughout. Smallest charts first, ties by id: deterministic. The
 // merged triangles project onto the host's plane (they shrink by cos θ there; patches.cpp gives
 // them their true area) and add less than a texel to its extent.
+// Charts with an emissive triangle neither join nor host: a small light (a lamp smaller than a
+// texel) keeps texels of its own, whose area is its own, so its power stays π·L·A; merged into a
+// wall it would either lose its texels (no light) or lend its emission to the wall's (too much).
 void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacency& adjacency,
-                      const ChartLayout& layout, double density, std::vector<std::uint32_t>& chartOf,
-                      std::vector<glm::dvec3>& chartNormals) {
+                      const ChartLayout& layout, double density, const std::vector<std::uint8_t>& materialEmits,
+                      std::vector<std::uint32_t>& chartOf, std::vector<glm::dvec3>& chartNormals) {
   constexpr double kThinCosine = 0.5;
   const std::size_t chartCount = chartNormals.size();
   std::vector<double> area(chartCount, 0.0);
   for (std::size_t t = 0; t < triangles.size(); ++t) area[chartOf[t]] += triangles[t].area;
+  std::vector<std::uint8_t> emits(chartCount, 0);
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material]) emits[chartOf[t]] = 1;
   std::vector<std::uint32_t> root(chartCount);
   std::iota(root.begin(), root.end(), 0u);
   auto find = [&](std::uint32_t c) {
@@ -326,7 +332,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
     const double minimumCosine = std::max(extent.x, extent.y) < 1.0   ? 1e-6
                                  : std::min(extent.x, extent.y) < 1.0 ? kThinCosine
                                                                       : 2.0;
-    if (minimumCosine > 1.0) continue;
+    if (minimumCosine > 1.0 || emits[c]) continue;
     const std::uint32_t self = find(c);
     std::uint32_t best = self;
     double bestCosine = -2.0;
@@ -334,7 +340,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
       const std::uint32_t t = trianglesByChart[i];
       for (std::uint32_t j = adjacency.first[t]; j < adjacency.first[t + 1]; ++j) {
         const std::uint32_t host = find(chartOf[adjacency.neighbours[j]]);
-        if (host == self) continue;
+        if (host == self || emits[host]) continue;
         const double cosine = glm::dot(chartNormals[host], chartNormals[c]);
         if (cosine > bestCosine || (cosine == bestCosine && host < best)) {
           bestCosine = cosine;
@@ -404,7 +410,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
   const double reach = 2.0 / density;
   for (std::uint32_t c : order) {
     const glm::dvec2 extent = (layout.boundsMax[c] - layout.boundsMin[c]) * density;
-    if (std::max(extent.x, extent.y) >= 1.0 || find(c) != c || members[c].size() != 1) continue;
+    if (std::max(extent.x, extent.y) >= 1.0 || find(c) != c || members[c].size() != 1 || emits[c]) continue;
     const glm::dvec3 position = centroidOf(trianglesByChart[firstTriangle[c]]);
     const glm::dvec3 cell = cellOf(position);
     std::uint32_t best = c;
@@ -415,7 +421,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
                                  [](const GridEntry& entry, std::uint64_t k) { return entry.key < k; });
       for (; it != grid.end() && it->key == key; ++it) {
         const std::uint32_t host = find(it->chart);
-        if (host == c || !(glm::dot(chartNormals[host], chartNormals[c]) > 0.0)) continue;
+        if (host == c || emits[host] || !(glm::dot(chartNormals[host], chartNormals[c]) > 0.0)) continue;
         const double distance = glm::length(
             glm::max(glm::dvec3(0.0), glm::max(boxMin[it->triangle] - position, position - boxMax[it->triangle])));
         if (distance < bestDistance || (distance == bestDistance && host < best)) {
@@ -573,6 +579,8 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
   const Stopwatch stopwatch;
 
   const std::vector<WorldTriangle> triangles = worldTriangles(scene);
+  std::vector<std::uint8_t> materialEmits;
+  for (const scene::Material& material : scene.materials) materialEmits.push_back(material.isEmissive() ? 1 : 0);
   if (triangles.empty()) throw Error("atlas: the scene has no triangles");
   const Adjacency adjacency = buildAdjacency(triangles);
   std::vector<glm::dvec3> chartNormals;
@@ -585,7 +593,7 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
   double judgedDensity = options.texelsPerUnit > 0.0f
                              ? double(options.texelsPerUnit)
                              : double(options.targetSize) / std::sqrt(std::max(projectedTotal, 1e-300));
-  mergeSmallCharts(triangles, adjacency, layout, judgedDensity, chartOf, chartNormals);
+  mergeSmallCharts(triangles, adjacency, layout, judgedDensity, materialEmits, chartOf, chartNormals);
   layout = projectCharts(triangles, chartOf, chartNormals);
   double totalArea = 0.0;
   for (const WorldTriangle& triangle : triangles) totalArea += triangle.area;
@@ -607,7 +615,7 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
     const double densityAtTarget = density * double(options.targetSize) / double(atlasSize);
     if (options.texelsPerUnit > 0.0f || round == 3 || densityAtTarget > 0.8 * judgedDensity) break;
     judgedDensity = densityAtTarget;
-    mergeSmallCharts(triangles, adjacency, layout, judgedDensity, chartOf, chartNormals);
+    mergeSmallCharts(triangles, adjacency, layout, judgedDensity, materialEmits, chartOf, chartNormals);
     layout = projectCharts(triangles, chartOf, chartNormals);
   }
   const std::size_t chartCount = chartNormals.size();

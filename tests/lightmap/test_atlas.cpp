@@ -8,6 +8,7 @@
 
 #include <tbb/global_control.h>
 #include <catch2/catch.hpp>
+#include <glm/gtc/constants.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -260,6 +261,26 @@ TEST_CASE("atlas: crumbs smaller than a texel join a neighbouring chart without 
   for (std::size_t i = 0; i < patches.texelCount(); ++i)
     if (patches.valid[i]) REQUIRE(patches.triangle[i] < 2);
   CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+}
+
+TEST_CASE("atlas: a light smaller than a texel keeps texels of its own, and its power", "[atlas]") {
+  // At a 10-texel target the Cornell light (130 × 105 mm) is smaller than a texel (about 140 mm):
+  // a crumb, which must neither vanish into the ceiling's chart nor lend its emission to it.
+  test::glContext();
+  const scene::Scene& scene = cornell();
+  for (int target : {10, 16, 64}) {
+    INFO("target size " << target);
+    AtlasOptions options;
+    options.targetSize = target;
+    const LightmapAtlas atlas = buildAtlas(scene, options);
+    const PatchList patches = rasterizePatches(scene, atlas);
+    // Emitted power of the texels, π · Σ L_e · area, against the scene's emitters, π · L_e · A.
+    glm::dvec3 texelPower(0.0);
+    for (std::size_t i = 0; i < patches.texelCount(); ++i)
+      if (patches.valid[i]) texelPower += glm::pi<double>() * glm::dvec3(patches.emission[i]) * double(patches.area[i]);
+    const glm::dvec3 scenePower(scene.emittedPower());
+    for (int c = 0; c < 3; ++c) CHECK(texelPower[c] == Approx(scenePower[c]).epsilon(1e-4));
+  }
 }
 
 TEST_CASE("atlas: bad options are refused naming the option", "[atlas]") {
