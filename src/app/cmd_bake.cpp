@@ -3,6 +3,8 @@
 //     every hemicube pixel is warped into the layered depth cube store (.ibrr), which is saved.
 //   --method gather: the hemicube gathering solver on a texel lightmap (lightmap/gather.hpp),
 //     saved as a .lightmap (EXR atlas + metadata, lightmap/lightmap_file.hpp).
+//   --method progressive: progressive refinement radiosity on a texel lightmap
+//     (lightmap/progressive.hpp), saved as a .lightmap.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "bake/bake.hpp"
@@ -11,6 +13,7 @@
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/lightmap_file.hpp"
+#include "lightmap/progressive.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -32,6 +35,10 @@ constexpr int kGatherDefaultIndirectHemicube = lightmap::GatherOptions{}.indirec
 constexpr int kGatherDefaultIterations = lightmap::GatherOptions{}.maxIterations;
 constexpr int kGatherToleranceIterationCap = 1000;  // --tolerance alone: iterate until it is met
 
+// Progressive refinement's atlas default (README, "Progressive refinement"); its solver defaults
+// are ProgressiveOptions'.
+constexpr int kProgressiveDefaultAtlasSize = 256;
+
 struct BakeCommandOptions {
   std::string scene;
   std::string output;
@@ -43,12 +50,21 @@ struct BakeCommandOptions {
   int atlasSize = 0;          // texels per side the atlas should fit
   lightmap::GatherOptions gather;
   bool noRotation = false;
+  // --method progressive (--atlas, --texel-density and --time-budget as above)
+  lightmap::ProgressiveOptions progressive;
 };
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
 const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat"};
 const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations", "--tolerance",
                                                    "--layers",        "--time-budget", "--no-rotation"};
+
+// Flags of --method progressive only; it also reads --atlas, --texel-density and --time-budget.
+const std::vector<std::string> kProgressiveOnlyFlags = {"--cluster",  "--emitter-cluster", "--hemisphere",
+                                                        "--max-edge", "--residual",        "--shots"};
+// The gather and light-path flags progressive refinement has no use for.
+const std::vector<std::string> kNotProgressiveFlags = {
+    "--iterations", "--tolerance", "--layers", "--no-rotation", "--hemicube", "--indirect-hemicube", "--seed"};
 
 bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
 
@@ -63,6 +79,7 @@ void refuseForeignFlags(const CLI::App& command, const std::vector<std::string>&
 void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
+  refuseForeignFlags(command, kProgressiveOnlyFlags, "gather", "progressive");
   if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
   checkWritableFolder(options.output);  // before any work
   lightmap::GatherOptions settings = options.gather;
@@ -127,10 +144,76 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
               result.seconds);
 }
 
+void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& options) {
+  ScopedInterruptHandler onCtrlC;
+  refuseForeignFlags(command, kIbrrOnlyFlags, "progressive", "ibrr");
+  for (const std::string& flag : kNotProgressiveFlags)
+    if (given(command, flag))
+      throw CLI::ValidationError(flag + " is not a setting of --method progressive (see ibrr bake --help)");
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkWritableFolder(options.output);  // before any work
+  lightmap::ProgressiveOptions settings = options.progressive;
+  settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
+  lightmap::validateProgressiveOptions(settings);
+  lightmap::AtlasOptions atlasOptions;
+  if (given(command, "--texel-density")) {
+    if (!(options.texelDensity > 0.0f))
+      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
+    atlasOptions.texelsPerUnit = options.texelDensity;
+  } else {
+    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : kProgressiveDefaultAtlasSize;
+    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
+      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
+  }
+
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  lightmap::checkProgressiveScene(scene);  // before starting the GPU
+  const auto context = gpu::createHeadlessContext();
+  info("progressive refinement of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
+       " triangles) on " + context->info().renderer);
+  const Stopwatch total;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
+  const double atlasSeconds = total.seconds();
+  Progress progress("progressive", 0, "shots");
+  const lightmap::ProgressiveResult result = lightmap::solveProgressive(
+      scene, atlas, patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
+  progress.finish();
+  lightmap::Lightmap solved = result.lightmap;
+  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
+  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+
+  std::size_t validTexels = 0;
+  for (const std::uint8_t valid : patches.valid) validTexels += valid;
+  const lightmap::ProgressiveCheckpoint& end = result.checkpoints.back();
+  std::printf("wrote %s\n", options.output.c_str());
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
+              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), validTexels,
+              atlasSeconds);
+  std::printf(
+      "shooters         %zu (blocks of %d² texels, %d² on emitters); visibility: %zu triangles tessellated "
+      "into %zu, hemisphere %d²\n",
+      result.clusters, settings.clusterTexels, settings.emitterClusterTexels, result.sceneTriangles,
+      result.visibilityTriangles, settings.hemisphereResolution);
+  std::printf(
+      "shots            %llu (stopped by %s), %.2f ms per shot; residual %.4f of the emitted power; "
+      "90%% converged after %llu shots, 99%% after %llu\n",
+      static_cast<unsigned long long>(result.shots), result.stopReason.c_str(),
+      result.shots ? 1e3 * result.shootSeconds / double(result.shots) : 0.0, end.residualFraction,
+      static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.1)),
+      static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.01)));
+  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (shots %.2f s)\n", total.seconds(),
+              atlasSeconds, result.seconds, result.shootSeconds);
+}
+
 void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (options.method == "gather") return runGatherBake(command, options);
-  if (options.method != "ibrr") throw CLI::ValidationError("--method '" + options.method + "': choose ibrr or gather");
+  if (options.method == "progressive") return runProgressiveBake(command, options);
+  if (options.method != "ibrr")
+    throw CLI::ValidationError("--method '" + options.method + "': choose ibrr, gather or progressive");
   refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
+  refuseForeignFlags(command, kProgressiveOnlyFlags, "ibrr", "progressive");
   ScopedInterruptHandler onCtrlC;
   if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
   checkWritableFolder(options.output);  // before any work
@@ -187,12 +270,13 @@ void addBakeCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "bake",
       "Bake global illumination: the IBRR store (VPL hemicubes warped into a layered depth cube) or a "
-      "texel lightmap solved by hemicube gathering");
+      "texel lightmap solved by hemicube gathering or progressive refinement");
   addSceneArgument(*command, options->scene);
-  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather")
+  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather or progressive")
       ->required();
   command
-      ->add_option("--method", options->method, "ibrr (the LDC store) or gather (texel lightmap, hemicube gathering)")
+      ->add_option("--method", options->method, "ibrr (the LDC store), gather (texel lightmap, hemicube gathering) or progressive (texel "
+                   "lightmap, progressive refinement)")
       ->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
@@ -200,11 +284,12 @@ void addBakeCommand(CLI::App& app) {
   addLightPathOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
   CLI::Option* density = command->add_option("--texel-density", options->texelDensity,
-                                             "gather: lightmap texels per scene unit (instead of --atlas)");
+                                             "gather, progressive: lightmap texels per scene unit (instead of --atlas)");
   command
       ->add_option("--atlas", options->atlasSize,
-                   "gather: the atlas side S in texels the charts should fill (default " +
-                       std::to_string(kGatherDefaultAtlasSize) + ")")
+                   "gather, progressive: the atlas side S in texels the charts should fill (default " +
+                       std::to_string(kGatherDefaultAtlasSize) + " for gather, " +
+                       std::to_string(kProgressiveDefaultAtlasSize) + " for progressive)")
       ->excludes(density);
   command->add_option("--iterations", g.maxIterations,
                       "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
@@ -212,16 +297,42 @@ void addBakeCommand(CLI::App& app) {
   command->add_option("--tolerance", g.tolerance,
                       "gather: stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
   command->add_option("--time-budget", g.timeBudgetSeconds,
-                      "gather: stop after the iteration that ends past S seconds");
+                      "gather: stop after the iteration that ends past S seconds; progressive: after the shot "
+                      "that ends past S seconds");
   command->add_option("--layers", g.layersPerBatch,
                       "gather: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
                       "array on a GPU, 4 MiB on llvmpipe)");
   command->add_flag("--no-rotation", options->noRotation,
                     "gather: no random rotation of the hemicubes about the normal (banding instead of noise)");
+  lightmap::ProgressiveOptions& pr = options->progressive;
+  command
+      ->add_option("--cluster", pr.clusterTexels,
+                   "progressive: reflecting surfaces shoot from blocks of B×B texels of a chart (substructuring)")
+      ->capture_default_str();
+  command
+      ->add_option("--emitter-cluster", pr.emitterClusterTexels,
+                   "progressive: the same for emitting texels (1 = every light texel shoots: sharp shadows)")
+      ->capture_default_str();
+  command
+      ->add_option("--hemisphere", pr.hemisphereResolution,
+                   "progressive: side in pixels of the hemispherical visibility buffer")
+      ->capture_default_str();
+  command
+      ->add_option("--max-edge", pr.maxEdgeFraction,
+                   "progressive: tessellate the visibility pass until no edge exceeds this fraction of the scene "
+                   "diagonal (0 = off)")
+      ->capture_default_str();
+  command
+      ->add_option("--residual", pr.residualFraction,
+                   "progressive: stop when the unshot power falls below this fraction of the emitted power")
+      ->capture_default_str();
+  command->add_option("--shots", pr.maxShots, "progressive: stop after N shots (0 = no limit)");
   command->footer(
       "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr\n"
       "  ibrr bake cornell --method gather -o cornell.lightmap\n"
       "  ibrr bake cornell --method gather --atlas 256 --hemicube 128 --tolerance 0.005 -o fine.lightmap\n"
+      "  ibrr bake cornell --method progressive -o cornell.lightmap\n"
+      "  ibrr bake cornell --method progressive --atlas 1024 --cluster 32 --emitter-cluster 4 -o fine.lightmap\n"
       "--hemicube, --indirect-hemicube and --seed serve both methods; for gather they are H of the first "
       "gather (direct light, default " +
       std::to_string(kGatherDefaultHemicube) + "), h of the later ones (default " +

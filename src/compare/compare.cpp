@@ -385,7 +385,7 @@ const MethodRunner& findRunner(const std::string& name) {
   for (const MethodRunner& runner : kRunners)
     if (runner.name == name) return runner;
   throw Error("--methods: unknown method '" + name + "'; implemented: " + methodRunnerNames() +
-              " (progressive, stochastic and matrix are not built yet)");
+              " (stochastic and matrix are not built yet)");
 }
 
 Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embree, const scene::Camera& camera,
