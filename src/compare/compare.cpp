@@ -172,6 +172,90 @@ MethodResult runKeller(const MethodContext& context) {
   return result;
 }
 
+// What the texel-lightmap solvers share in a comparison: the atlas and its patches, the error of
+// an iterate as a convergence point (rendering it is left out of the solver's time), and the
+// result's common figures and final renders.
+class LightmapRun {
+public:
+  LightmapRun(const MethodContext& context, const lightmap::AtlasOptions& atlasOptions, MethodResult& result)
+      : m_context(context),
+        m_atlasOptions(atlasOptions),
+        m_result(result),
+        m_method(display::findRenderMethod("lightmap")) {
+    const Stopwatch setupTime;
+    m_atlas = lightmap::buildAtlas(context.scene, atlasOptions);
+    m_patches = lightmap::rasterizePatches(context.scene, m_atlas);
+    m_atlasSeconds = setupTime.seconds();
+    for (std::uint8_t valid : m_patches.valid) m_validTexels += valid;
+  }
+
+  const lightmap::LightmapAtlas& atlas() const { return m_atlas; }
+  const lightmap::PatchList& patches() const { return m_patches; }
+  std::uint64_t validTexels() const { return m_validTexels; }
+
+  // The error of iterate `radiance`, reached after `solverSeconds` of the solver's wall time.
+  void recordIterate(std::span<const glm::vec3> radiance, double solverSeconds, std::string label) {
+    const Stopwatch callbackTime;
+    lightmap::Lightmap iterate;
+    iterate.atlasOptions = m_atlasOptions;
+    iterate.width = m_atlas.width;
+    iterate.height = m_atlas.height;
+    iterate.radiance.assign(radiance.begin(), radiance.end());
+    iterate.sceneFingerprint = m_context.scene.fingerprint();
+    const display::RenderSettings settings = settingsFor(iterate);
+    const double error = m_context.meanError([&](std::size_t c) {
+      return renderView(m_method, m_context.scene, m_context.cameras[c], m_context.options, settings).image;
+    });
+    m_result.convergence.push_back({m_atlasSeconds + solverSeconds - m_callbackSeconds, error, std::move(label)});
+    m_callbackSeconds += callbackTime.seconds();
+  }
+
+  // Bake time, bytes, the settings JSON with the atlas added, and every camera's final render.
+  void finish(lightmap::Lightmap lightmap, double solverSeconds, nlohmann::json settings) {
+    lightmap.atlasOptions = m_atlasOptions;
+    m_result.bakeSeconds = m_atlasSeconds + solverSeconds - m_callbackSeconds;
+    m_result.bytes = std::uint64_t(lightmap.width) * std::uint64_t(lightmap.height) * sizeof(glm::vec3);
+    m_result.bytesWhat = "lightmap radiance (RGB32F)";
+    m_result.invalidWhat = "invalid texels";
+    m_result.invalid = 0;  // every valid texel gets a value; padding is not a surface
+    settings["atlas"] = {{"width", m_atlas.width},
+                         {"height", m_atlas.height},
+                         {"texelsPerUnit", m_atlas.texelsPerUnit},
+                         {"targetSize", m_atlasOptions.targetSize},
+                         {"paddingTexels", m_atlasOptions.paddingTexels},
+                         {"validTexels", m_validTexels},
+                         {"charts", m_atlas.chartCount}};
+    settings["supersample"] = kSupersample;
+    m_result.settingsJson = jsonText(settings);
+    const display::RenderSettings renderSettings = settingsFor(lightmap);
+    for (std::size_t c = 0; c < m_context.cameras.size(); ++c)
+      m_result.cameras.push_back(renderCamera(m_context, c, m_method, renderSettings));
+  }
+
+  std::string atlasSummary() const {
+    return std::to_string(m_atlas.width) + "x" + std::to_string(m_atlas.height) + " atlas (" +
+           std::to_string(m_validTexels) + " texels)";
+  }
+
+private:
+  display::RenderSettings settingsFor(const lightmap::Lightmap& lightmap) const {
+    display::RenderSettings settings;
+    settings.lightmap = &lightmap;
+    settings.lightmapAtlas = &m_atlas;
+    return settings;
+  }
+
+  const MethodContext& m_context;
+  lightmap::AtlasOptions m_atlasOptions;
+  MethodResult& m_result;
+  const display::RenderMethod& m_method;
+  lightmap::LightmapAtlas m_atlas;
+  lightmap::PatchList m_patches;
+  double m_atlasSeconds = 0.0;
+  double m_callbackSeconds = 0.0;  // rendering iterates, left out of the solver's times
+  std::uint64_t m_validTexels = 0;
+};
+
 // ---------------------------------------------------------------------------------------------
 // Texel lightmap, hemicube gathering (Jacobi iterations), error after every iteration.
 
@@ -201,72 +285,25 @@ MethodResult runGather(const MethodContext& context) {
   const LightmapSetup setup = gatherSetup(context.options);
   MethodResult result;
   result.method = "gather";
-  const Stopwatch setupTime;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(context.scene, setup.atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(context.scene, atlas);
-  const double atlasSeconds = setupTime.seconds();
-  const display::RenderMethod& method = display::findRenderMethod("lightmap");
-
-  auto settingsFor = [&](const lightmap::Lightmap& lightmap) {
-    display::RenderSettings settings;
-    settings.lightmap = &lightmap;
-    settings.lightmapAtlas = &atlas;
-    return settings;
-  };
-  double callbackSeconds = 0.0;  // rendering checkpoints, left out of the solver's times
+  LightmapRun run(context, setup.atlasOptions, result);
   Progress progress("gather", 0, "hemicubes");
   std::uint64_t reported = 0;
   const lightmap::GatherResult solved = lightmap::solveGather(
-      context.scene, atlas, patches, setup.gatherOptions,
+      context.scene, run.atlas(), run.patches(), setup.gatherOptions,
       [&](const lightmap::GatherIterationStats& stats, std::span<const glm::vec3> radiance) {
-        const Stopwatch callbackTime;
-        lightmap::Lightmap iterate;
-        iterate.atlasOptions = setup.atlasOptions;
-        iterate.width = atlas.width;
-        iterate.height = atlas.height;
-        iterate.radiance.assign(radiance.begin(), radiance.end());
-        iterate.sceneFingerprint = context.scene.fingerprint();
-        const display::RenderSettings settings = settingsFor(iterate);
-        const double error = context.meanError([&](std::size_t c) {
-          return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
-        });
-        result.convergence.push_back(
-            {atlasSeconds + stats.seconds - callbackSeconds, error, "iteration " + std::to_string(stats.iteration)});
-        callbackSeconds += callbackTime.seconds();
+        run.recordIterate(radiance, stats.seconds, "iteration " + std::to_string(stats.iteration));
       },
       [&](std::uint64_t done, std::uint64_t) {
         progress.advance(done - reported);
         reported = done;
       });
   progress.finish();
-  lightmap::Lightmap lightmap = solved.lightmap;
-  lightmap.atlasOptions = setup.atlasOptions;
-  result.bakeSeconds = atlasSeconds + solved.seconds - callbackSeconds;
-  result.bytes = std::uint64_t(lightmap.width) * std::uint64_t(lightmap.height) * sizeof(glm::vec3);
-  result.bytesWhat = "lightmap radiance (RGB32F)";
-  result.invalidWhat = "invalid texels";
-  std::uint64_t validTexels = 0;
-  for (std::uint8_t valid : patches.valid) validTexels += valid;
-  result.invalid = 0;  // every valid texel gets a value; padding is not a surface
   nlohmann::json settings = nlohmann::json::parse(lightmap::gatherSettingsJson(setup.gatherOptions, solved.layersPerBatch));
-  settings["atlas"] = {{"width", atlas.width},
-                       {"height", atlas.height},
-                       {"texelsPerUnit", atlas.texelsPerUnit},
-                       {"targetSize", setup.atlasOptions.targetSize},
-                       {"paddingTexels", setup.atlasOptions.paddingTexels},
-                       {"validTexels", validTexels},
-                       {"charts", atlas.chartCount}};
   settings["iterations"] = solved.iterations.size();
-  settings["supersample"] = kSupersample;
-  result.settingsJson = jsonText(settings);
-  result.summary = std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " atlas (" +
-                   std::to_string(validTexels) + " texels), H = " +
-                   std::to_string(setup.gatherOptions.hemicubeResolution) + " / h = " +
-                   std::to_string(setup.gatherOptions.indirectHemicubeResolution) + ", " +
+  result.summary = run.atlasSummary() + ", H = " + std::to_string(setup.gatherOptions.hemicubeResolution) +
+                   " / h = " + std::to_string(setup.gatherOptions.indirectHemicubeResolution) + ", " +
                    std::to_string(solved.iterations.size()) + " Jacobi iterations";
-  const display::RenderSettings renderSettings = settingsFor(lightmap);
-  for (std::size_t c = 0; c < context.cameras.size(); ++c)
-    result.cameras.push_back(renderCamera(context, c, method, renderSettings));
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
   return result;
 }
 
@@ -302,73 +339,28 @@ MethodResult runProgressive(const MethodContext& context) {
   const ProgressiveSetup setup = progressiveSetup(context.options);
   MethodResult result;
   result.method = "progressive";
-  const Stopwatch setupTime;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(context.scene, setup.atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(context.scene, atlas);
-  const double atlasSeconds = setupTime.seconds();
-  const display::RenderMethod& method = display::findRenderMethod("lightmap");
-  auto settingsFor = [&](const lightmap::Lightmap& lightmap) {
-    display::RenderSettings settings;
-    settings.lightmap = &lightmap;
-    settings.lightmapAtlas = &atlas;
-    return settings;
-  };
-  double callbackSeconds = 0.0;  // rendering checkpoints, left out of the solver's times
+  LightmapRun run(context, setup.atlasOptions, result);
   Progress progress("progressive", 0, "shots");
   const lightmap::ProgressiveResult solved = lightmap::solveProgressive(
-      context.scene, atlas, patches, setup.progressiveOptions,
+      context.scene, run.atlas(), run.patches(), setup.progressiveOptions,
       [&](const lightmap::ProgressiveCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
-        const Stopwatch callbackTime;
-        lightmap::Lightmap iterate;
-        iterate.atlasOptions = setup.atlasOptions;
-        iterate.width = atlas.width;
-        iterate.height = atlas.height;
-        iterate.radiance.assign(radiance.begin(), radiance.end());
-        iterate.sceneFingerprint = context.scene.fingerprint();
-        const display::RenderSettings settings = settingsFor(iterate);
-        const double error = context.meanError([&](std::size_t c) {
-          return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
-        });
-        result.convergence.push_back({atlasSeconds + checkpoint.seconds - callbackSeconds, error,
-                                      std::to_string(checkpoint.shots) + " shots"});
-        callbackSeconds += callbackTime.seconds();
+        run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.shots) + " shots");
       },
       [&](std::uint64_t, double) { progress.advance(1); });
   progress.finish();
-  lightmap::Lightmap lightmap = solved.lightmap;
-  lightmap.atlasOptions = setup.atlasOptions;
-  result.bakeSeconds = atlasSeconds + solved.seconds - callbackSeconds;
-  result.bytes = std::uint64_t(lightmap.width) * std::uint64_t(lightmap.height) * sizeof(glm::vec3);
-  result.bytesWhat = "lightmap radiance (RGB32F)";
-  result.invalidWhat = "invalid texels";
-  result.invalid = 0;  // every valid texel gets a value; padding is not a surface
-  std::uint64_t validTexels = 0;
-  for (std::uint8_t valid : patches.valid) validTexels += valid;
   nlohmann::json settings = nlohmann::json::parse(lightmap::progressiveSettingsJson(setup.progressiveOptions));
-  settings["atlas"] = {{"width", atlas.width},
-                       {"height", atlas.height},
-                       {"texelsPerUnit", atlas.texelsPerUnit},
-                       {"targetSize", setup.atlasOptions.targetSize},
-                       {"paddingTexels", setup.atlasOptions.paddingTexels},
-                       {"validTexels", validTexels},
-                       {"charts", atlas.chartCount}};
   settings["shots"] = solved.shots;
   settings["clusters"] = solved.clusters;
   settings["visibilityTriangles"] = solved.visibilityTriangles;
   settings["residualFractionReached"] = solved.checkpoints.back().residualFraction;
   settings["stopReason"] = solved.stopReason;
-  settings["supersample"] = kSupersample;
-  result.settingsJson = jsonText(settings);
   const long residualTenthsOfPercent = std::lround(1000.0 * solved.checkpoints.back().residualFraction);
   const std::string residual =
       std::to_string(residualTenthsOfPercent / 10) + "." + std::to_string(residualTenthsOfPercent % 10) + "%";
-  result.summary = std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " atlas (" +
-                   std::to_string(validTexels) + " texels), " + std::to_string(solved.clusters) + " shooters (" +
+  result.summary = run.atlasSummary() + ", " + std::to_string(solved.clusters) + " shooters (" +
                    std::to_string(setup.progressiveOptions.clusterTexels) + "² texel blocks), " +
                    std::to_string(solved.shots) + " shots to " + residual + " residual";
-  const display::RenderSettings renderSettings = settingsFor(lightmap);
-  for (std::size_t c = 0; c < context.cameras.size(); ++c)
-    result.cameras.push_back(renderCamera(context, c, method, renderSettings));
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
   return result;
 }
 
