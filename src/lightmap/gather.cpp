@@ -93,18 +93,23 @@ std::vector<std::uint32_t> validTexels(const PatchList& patches) {
   return texels;
 }
 
-GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
-                         const GatherOptions& options, const GatherIterationCallback& onIteration,
-                         const GatherProgressCallback& onProgress) {
-  validateGatherOptions(options);
-  const Stopwatch solveTime;
-  checkGatherScene(scene);
+std::vector<std::uint32_t> solverTexels(const LightmapAtlas& atlas, const PatchList& patches) {
   if (patches.width != atlas.width || patches.height != atlas.height)
     throw Error("the patch list (" + std::to_string(patches.width) + "×" + std::to_string(patches.height) +
                 ") does not belong to the atlas (" + std::to_string(atlas.width) + "×" + std::to_string(atlas.height) +
                 ")");
   const std::vector<std::uint32_t> texels = validTexels(patches);
   if (texels.empty()) throw Error("the lightmap atlas has no valid texel to solve for");
+  return texels;
+}
+
+GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
+                         const GatherOptions& options, const GatherIterationCallback& onIteration,
+                         const GatherProgressCallback& onProgress) {
+  validateGatherOptions(options);
+  const Stopwatch solveTime;
+  checkGatherScene(scene);
+  const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
 
   const int firstResolution = options.hemicubeResolution;
   const int laterResolution =

@@ -95,4 +95,8 @@ std::string gatherSettingsJson(const GatherOptions& options, int layersPerBatch)
 // The atlas indices of the valid texels, in the order the solver renders their hemicubes.
 std::vector<std::uint32_t> validTexels(const PatchList& patches);
 
+// validTexels() for a solver: throws ibrr::Error when the patch list does not belong to the atlas
+// or no texel is valid. Every texel solver starts with it.
+std::vector<std::uint32_t> solverTexels(const LightmapAtlas& atlas, const PatchList& patches);
+
 }  // namespace ibrr::lightmap

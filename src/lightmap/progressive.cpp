@@ -237,12 +237,7 @@ ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtla
   validateProgressiveOptions(options);
   const Stopwatch solveTime;
   checkProgressiveScene(scene);
-  if (patches.width != atlas.width || patches.height != atlas.height)
-    throw Error("the patch list (" + std::to_string(patches.width) + "×" + std::to_string(patches.height) +
-                ") does not belong to the atlas (" + std::to_string(atlas.width) + "×" + std::to_string(atlas.height) +
-                ")");
-  const std::vector<std::uint32_t> texels = validTexels(patches);
-  if (texels.empty()) throw Error("the lightmap atlas has no valid texel to solve for");
+  const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
 
   gpu::DebugGroup group("progressive refinement");
   const Clusters clusters = buildClusters(atlas, patches, texels, options);
