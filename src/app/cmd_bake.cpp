@@ -76,6 +76,22 @@ void refuseForeignFlags(const CLI::App& command, const std::vector<std::string>&
                                  " does not use it (see ibrr bake --help)");
 }
 
+// The lightmap atlas from --texel-density or --atlas (else the method's default target size).
+lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeCommandOptions& options,
+                                        int defaultTargetSize) {
+  lightmap::AtlasOptions atlasOptions;
+  if (given(command, "--texel-density")) {
+    if (!(options.texelDensity > 0.0f))
+      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
+    atlasOptions.texelsPerUnit = options.texelDensity;
+  } else {
+    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : defaultTargetSize;
+    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
+      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
+  }
+  return atlasOptions;
+}
+
 void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
@@ -93,16 +109,7 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (!given(command, "--iterations"))
     settings.maxIterations = given(command, "--tolerance") ? kGatherToleranceIterationCap : kGatherDefaultIterations;
   lightmap::validateGatherOptions(settings);
-  lightmap::AtlasOptions atlasOptions;
-  if (given(command, "--texel-density")) {
-    if (!(options.texelDensity > 0.0f))
-      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
-    atlasOptions.texelsPerUnit = options.texelDensity;
-  } else {
-    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : kGatherDefaultAtlasSize;
-    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
-      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
-  }
+  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kGatherDefaultAtlasSize);
 
   const scene::Scene scene = loadSceneArgument(options.scene);
   lightmap::checkGatherScene(scene);  // before starting the GPU
@@ -155,16 +162,7 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   lightmap::ProgressiveOptions settings = options.progressive;
   settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
   lightmap::validateProgressiveOptions(settings);
-  lightmap::AtlasOptions atlasOptions;
-  if (given(command, "--texel-density")) {
-    if (!(options.texelDensity > 0.0f))
-      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
-    atlasOptions.texelsPerUnit = options.texelDensity;
-  } else {
-    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : kProgressiveDefaultAtlasSize;
-    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
-      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
-  }
+  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kProgressiveDefaultAtlasSize);
 
   const scene::Scene scene = loadSceneArgument(options.scene);
   lightmap::checkProgressiveScene(scene);  // before starting the GPU
