@@ -64,7 +64,7 @@ void requireFiniteNumbers(const nlohmann::json& json, const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("compare: results.json has every method with finite figures and settings; a rerun gives the same figures",
+TEST_CASE("compare: results.json has every method with finite figures and settings, and a rerun gives the same figures",
           "[compare][gpu]") {
   const fs::path folder = test::outputDir("compare");
   const std::vector<std::string> kMethods = implementedMethods();

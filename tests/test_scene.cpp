@@ -172,7 +172,7 @@ TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
                     Contains("scene.json:3:") && Contains("syntax error"));
 }
 
-TEST_CASE("degenerate and NaN triangles are dropped; a mesh of only NaNs is an error", "[scene][errors]") {
+TEST_CASE("degenerate and NaN triangles are dropped, and a mesh of only NaNs is an error", "[scene][errors]") {
   const fs::path folder = test::outputDir("nan_mesh");
   test::writeText(folder / "partial.obj",
                   "v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan nan nan\nv 2 0 0\nf 1 2 3\nf 1 2 4\nf 1 2 5\n");

@@ -247,7 +247,7 @@ TEST_CASE("grazing-angle surfaces show no holes after splatting", "[store][retri
   CHECK(holes.misses > 50);
 }
 
-TEST_CASE("one hemicube counts once, whatever its resolution; hemicubes add", "[store][retrieval]") {
+TEST_CASE("one hemicube counts once, whatever its resolution, and hemicubes add", "[store][retrieval]") {
   const AnalyticScene scene = boxRoom();
   const std::vector<PointLight> lights{boxRoomLights()[0]};
   const LayeredDepthCube low = build(scene, lights, 128, 128);
