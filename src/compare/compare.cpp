@@ -242,6 +242,7 @@ private:
     display::RenderSettings settings;
     settings.lightmap = &lightmap;
     settings.lightmapAtlas = &m_atlas;
+    settings.lightmapPatches = &m_patches;
     return settings;
   }
 

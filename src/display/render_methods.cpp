@@ -50,7 +50,13 @@ RenderOutput renderLightmap(const RenderRequest& request) {
   lightmap::LightmapAtlas rebuilt;
   if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
   const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
-  const lightmap::PatchList patches = lightmap::rasterizePatches(request.scene, atlas);
+  // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
+  lightmap::PatchList rasterised;
+  if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
+    rasterised = lightmap::rasterizePatches(request.scene, atlas);
+  const lightmap::PatchList& patches =
+      request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
+                                                                         : rasterised;
   const lightmap::LightmapDisplay lightmapDisplay(request.scene, atlas, patches, solved);
   const DepthRange range = depthRangeFor(request.scene, request.camera);
   const glm::mat4 viewProjection =

@@ -24,6 +24,7 @@ struct RenderSettings {
   bake::BakeOptions vplOptions;                            // Keller: light paths, hemicube sizes and clamp, as a bake
   const lightmap::Lightmap* lightmap = nullptr;            // lightmap: the solved lightmap (required)
   const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // lightmap: its atlas, rebuilt when null
+  const lightmap::PatchList* lightmapPatches = nullptr;    // lightmap: that atlas's patches, rasterised when null
 };
 
 struct RenderRequest {
