@@ -42,10 +42,31 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
-build() {
-  if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-    cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+# Dear ImGui's GLFW and OpenGL 3 backends ship only as sources under /usr/share/doc in
+# libimgui-dev. Images that keep dpkg from installing /usr/share/doc (path-exclude, as slim Docker
+# images do) lack them: then they are unpacked from the same Debian package into build-deps/.
+imgui_backends_dir() {
+  local docs=/usr/share/doc/libimgui-dev/examples/backends
+  if [ -f "$docs/imgui_impl_glfw.cpp" ]; then echo "$docs"; return; fi
+  local deps="$ROOT/build-deps/imgui"
+  if [ ! -f "$deps$docs/imgui_impl_glfw.cpp" ]; then
+    say "unpacking the Dear ImGui backends from the libimgui-dev package (dpkg left out /usr/share/doc)"
+    mkdir -p "$deps"
+    (cd "$deps" && apt-get download -q libimgui-dev >&2 && dpkg-deb -x libimgui-dev_*.deb "$deps") ||
+      { say "error: could not unpack libimgui-dev; run 'apt-get download libimgui-dev' by hand"; exit 1; }
   fi
+  echo "$deps$docs"
+}
+
+configure() {  # configure DIR [cmake options...]: once, the first time
+  local dir="$1"; shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S "$ROOT" -B "$dir" -DIBRR_IMGUI_BACKENDS_DIR="$(imgui_backends_dir)" "$@"
+  fi
+}
+
+build() {
+  configure "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
   cmake --build "$BUILD_DIR" -j "$JOBS"
 }
 
@@ -69,9 +90,7 @@ case "$command" in
     # The store reads untrusted files: its suite (file fuzzing included) runs under AddressSanitizer
     # and UBSan first, in a build of its own; then the whole suite runs on the Release build.
     ASAN_DIR="${BUILD_DIR}-asan"
-    if [ ! -f "$ASAN_DIR/CMakeCache.txt" ]; then
-      cmake -S "$ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
-    fi
+    configure "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
     cmake --build "$ASAN_DIR" -j "$JOBS" --target ibrr_store_tests
     (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -R "^store:")
     cd "$BUILD_DIR"
