@@ -23,12 +23,7 @@ shared uint s_index[256];
 shared float s_sum[256];
 
 #ifndef FINAL_STAGE
-struct Receiver {
-  vec4 positionArea;  // world position (scene units), area A (scene units²)
-  vec4 normal;        // unit, front side
-  vec4 albedo;        // ρ
-  uvec4 chartCluster; // chart, cluster, -, -
-};
+#include "lightmap_shoot.glsl"
 layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
 layout(std430, binding = 1) readonly buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
 layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]; };  // C + 1 offsets

@@ -10,19 +10,12 @@
 // Near field: the disc formula's A_c in the denominator caps F next to the shooter but loses
 // energy there (a receiver beside a cluster at a room's corner sees it at up to 90°; one shot of a
 // 6×6-texel cluster in a box delivered 82% of its power). Receivers closer than u_nearRadius use
-// instead the sum over the cluster's texels: next to a texel its exact point-to-polygon form factor
-// (Lambert's formula) for the parallelogram P ± ½∂P/∂u ± ½∂P/∂v,
-//   F_s = (1/2π) Σ_edges θ_k (n_r · γ_k),  γ_k = unit normal of the edge's plane through r,
-// scaled by A_s / |∂P/∂u × ∂P/∂v| (the texel's share of its chart's area over its parallelogram's),
-// farther its own disc formula.
+// instead the sum over the cluster's texels of texelFormFactor() (lightmap_shoot.glsl: next to a
+// texel its exact polygon form factor, farther its own disc formula).
 layout(local_size_x = 64) in;
 
-struct Receiver {
-  vec4 positionArea;
-  vec4 normal;
-  vec4 albedo;
-  uvec4 chartCluster;
-};
+#include "lightmap_shoot.glsl"
+
 layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
 layout(std430, binding = 1) buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
 layout(std430, binding = 6) readonly buffer ClusterResidual { vec4 u_clusterResidual[]; };
@@ -30,13 +23,9 @@ layout(std430, binding = 7) buffer Radiance { vec4 u_radiance[]; };  // L per va
 layout(std430, binding = 4) readonly buffer Result { float u_maxPower; uint u_cluster; };
 layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]; };
 layout(std430, binding = 5) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
-struct TexelAxes {
-  vec4 u;  // ∂P/∂u: world displacement per texel along the atlas x axis (scene units)
-  vec4 v;  // ∂P/∂v
-};
 layout(std430, binding = 8) readonly buffer Axes { TexelAxes u_axes[]; };
 
-layout(binding = 0) uniform sampler2D u_hemisphere;  // RG32F: distance, chart
+layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F: distance, chart (layer 0)
 
 layout(location = 0) uniform vec3 u_shooter;     // centroid of the cluster (scene units)
 layout(location = 1) uniform mat3 u_toShooter;   // rows: tangent, bitangent, normal
@@ -45,17 +34,11 @@ layout(location = 4) uniform float u_area;       // A_c
 layout(location = 5) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
 layout(location = 6) uniform float u_nearRadius;    // exact per-texel form factors below this distance
 
-const float kPi = 3.14159265358979;
-// Within the near field, receivers closer to a cluster texel than 5 of its sides (d² < 25 A_s) take
-// its exact polygon form factor, the others its own disc formula (under-estimate ≤ 1/(25π) = 1.3%
-// on those texels' share, decaying as 1/d²).
-const float kExactTexelSides2 = 25.0;
-
 void main() {
   uint r = gl_GlobalInvocationID.x;
   if (r >= u_count) return;
   Receiver receiver = u_receiver[r];
-  if (receiver.chartCluster.y == u_cluster) return;
+  if (receiver.chartShooter.y == u_cluster) return;
   vec3 toReceiver = receiver.positionArea.xyz - u_shooter;
   float d2 = dot(toReceiver, toReceiver);
   float d = sqrt(d2);
@@ -64,15 +47,10 @@ void main() {
   float cosReceiver = -dot(receiver.normal.xyz, toReceiver) / max(d, 1e-30);
   if (cosShooter <= 0.0 || cosReceiver <= 0.0) return;
 
-  ivec2 size = textureSize(u_hemisphere, 0);
-  ivec2 pixel = clamp(ivec2((local.xy * 0.5 + 0.5) * vec2(size)), ivec2(0), size - 1);
-  vec2 seen = texelFetch(u_hemisphere, pixel, 0).rg;
-  // A pixel spans 2/size in x, y: an angle of about 2/(size·cosθ_c) towards the horizon, over
-  // which r's own surface moves in distance by d·angle/cosθ_r.
-  float pixelAngle = 2.0 / (float(size.x) * max(cosShooter, 0.05));
-  float slack = 1.5 * d * pixelAngle / max(cosReceiver, 0.05) + u_depthEpsilon;
-  bool visible = (seen.y >= 0.0 && uint(seen.y) == receiver.chartCluster.x) || d <= seen.x + slack;
-  if (!visible) return;
+  ivec2 size = textureSize(u_hemisphere, 0).xy;
+  vec2 seen = texelFetch(u_hemisphere, ivec3(hemispherePixel(local, size), 0), 0).rg;
+  if (!visibleFromShooter(seen, receiver.chartShooter.x, d, cosShooter, cosReceiver, float(size.x), u_depthEpsilon))
+    return;
 
   vec3 incident;  // Σ_s F_s ΔL_s: the irradiance over π
   if (d >= u_nearRadius) {
@@ -80,34 +58,9 @@ void main() {
     incident = u_clusterResidual[u_cluster].rgb * formFactor;
   } else {
     incident = vec3(0.0);
-    vec3 p = receiver.positionArea.xyz;
-    vec3 n = receiver.normal.xyz;
     for (uint i = u_clusterFirst[u_cluster]; i < u_clusterFirst[u_cluster + 1u]; ++i) {
       uint s = u_clusterTexel[i];
-      Receiver texel = u_receiver[s];
-      if (dot(p - texel.positionArea.xyz, texel.normal.xyz) <= 0.0) continue;  // behind the texel
-      vec3 toTexel = texel.positionArea.xyz - p;
-      float texelD2 = dot(toTexel, toTexel);
-      float formFactor;
-      if (texelD2 >= kExactTexelSides2 * texel.positionArea.w) {
-        // Far from this texel: its own disc, as the chapter's per-element formula.
-        float cosR = dot(n, toTexel), cosS = -dot(texel.normal.xyz, toTexel);
-        formFactor = texel.positionArea.w * max(cosR * cosS, 0.0) / texelD2 / (kPi * texelD2 + texel.positionArea.w);
-      } else {
-        vec3 du = u_axes[s].u.xyz, dv = u_axes[s].v.xyz;
-        vec3 corner[4] = vec3[4](texel.positionArea.xyz - 0.5 * du - 0.5 * dv, texel.positionArea.xyz + 0.5 * du - 0.5 * dv,
-                                 texel.positionArea.xyz + 0.5 * du + 0.5 * dv, texel.positionArea.xyz - 0.5 * du + 0.5 * dv);
-        float sum = 0.0;
-        for (int k = 0; k < 4; ++k) {
-          vec3 a = normalize(corner[k] - p), b = normalize(corner[(k + 1) & 3] - p);
-          vec3 c = cross(a, b);
-          float sinAngle = length(c);
-          if (sinAngle > 1e-12) sum += atan(sinAngle, dot(a, b)) * dot(n, c / sinAngle);
-        }
-        float parallelogram = length(cross(du, dv));
-        formFactor = abs(sum) / (2.0 * kPi) * texel.positionArea.w / max(parallelogram, 1e-30);
-      }
-      incident += u_residual[s].rgb * formFactor;
+      incident += u_residual[s].rgb * texelFormFactor(receiver.positionArea.xyz, receiver.normal.xyz, u_receiver[s], u_axes[s]);
     }
   }
   vec3 delta = receiver.albedo.rgb * incident;

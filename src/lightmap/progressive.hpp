@@ -21,6 +21,7 @@
 // It stops when the residual power falls below a fraction of the emitted power, after a number
 // of shots, or at a time budget. Unshot residual light is missing from L (no ambient term).
 #include "lightmap/atlas.hpp"
+#include "lightmap/shooting.hpp"
 #include "scene/scene.hpp"
 
 #include <glm/glm.hpp>
@@ -102,12 +103,6 @@ void checkProgressiveScene(const scene::Scene& scene);
 // The settings of a solve as one JSON object (for Lightmap::settingsJson and reports).
 std::string progressiveSettingsJson(const ProgressiveOptions& options);
 
-// Splits every triangle into k² congruent ones, k = ceil(longest edge / maxEdge) (k = 1 when
-// maxEdge ≤ 0); returns the corners (3 per triangle) and each output triangle's source triangle.
-struct TessellatedTriangles {
-  std::vector<glm::vec3> corners;
-  std::vector<std::uint32_t> source;
-};
-TessellatedTriangles tessellateTriangles(std::span<const glm::vec3> corners, float maxEdge);
+// tessellateTriangles(): lightmap/shooting.hpp.
 
 }  // namespace ibrr::lightmap
