@@ -1,0 +1,78 @@
+#version 450 core
+// Stochastic iteration, the second pass (seed 000 §3.2) in one compute pass over every valid texel
+// x, for the S shooters of the iteration at once:
+//   (T* L̃)(x) = ρ_x Σ_s L_shot,s · F(x → texel j_s) · V(x, y_s)
+// F: beyond kNearFieldSides·√A of the shooter the disc formula A cosθ_x cosθ_y / (π d² + A), nearer
+// texelFormFactor() (the texel's exact polygon form factor) — progressive refinement's kernel for a
+// one-texel shooter; V: the shooter's hemisphere layer (lightmap_shoot.glsl). Then the running
+// average, in place (the shots carry their own radiance, so no invocation reads another's):
+//   L_m = L_e + T* L_src,   L̃_m = L_m / m + (1 − 1/m) L̃_{m−1}
+// where the shooting source L_src is L̃_{m−1} (the paper's eq. 2) or the last iterate L_{m−1},
+// which this pass then also stores (stochastic.hpp, StochasticShootFrom).
+layout(local_size_x = 64) in;
+
+#include "lightmap_shoot.glsl"
+
+layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
+layout(std430, binding = 3) buffer Radiance { vec4 u_radiance[]; };  // L̃ per valid texel
+layout(std430, binding = 11) buffer Iterate { vec4 u_iterate[]; };   // L_m per valid texel
+layout(std430, binding = 2) readonly buffer Axes { TexelAxes u_axes[]; };
+layout(std430, binding = 1) readonly buffer Emission { vec4 u_emission[]; };  // L_e per valid texel
+struct Shot {
+  uint texel;
+  float probability;
+  uint unused0;
+  uint unused1;
+  vec4 radiance;  // L_shot
+};
+layout(std430, binding = 9) readonly buffer Shots { Shot u_shot[]; };
+struct ShotFrame {
+  vec4 position;  // the shooter's centre (scene units)
+  vec4 tangent;   // rows of the frame the hemisphere was rendered in: tangent, bitangent, normal
+  vec4 bitangent;
+  vec4 normal;
+};
+layout(std430, binding = 10) readonly buffer ShotFrames { ShotFrame u_frame[]; };
+
+layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F distance, chart; layer s = shooter s
+
+layout(location = 0) uniform uint u_count;          // valid texels
+layout(location = 1) uniform uint u_shooters;       // S
+layout(location = 2) uniform float u_iteration;     // m
+layout(location = 3) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
+layout(location = 4) uniform float u_nearFieldSides;
+layout(location = 5) uniform bool u_storeIterate;  // the last iterate is the shooting source
+
+void main() {
+  uint r = gl_GlobalInvocationID.x;
+  if (r >= u_count) return;
+  Receiver receiver = u_receiver[r];
+  ivec2 size = textureSize(u_hemisphere, 0).xy;
+  vec3 incident = vec3(0.0);  // Σ_s F_s L_shot,s: the irradiance over π
+  for (uint s = 0u; s < u_shooters; ++s) {
+    Shot shot = u_shot[s];
+    if (shot.texel == r) continue;
+    ShotFrame frame = u_frame[s];
+    vec3 toReceiver = receiver.positionArea.xyz - frame.position.xyz;
+    float d2 = dot(toReceiver, toReceiver);
+    float d = sqrt(d2);
+    vec3 direction = toReceiver / max(d, 1e-30);
+    vec3 local = vec3(dot(frame.tangent.xyz, direction), dot(frame.bitangent.xyz, direction),
+                      dot(frame.normal.xyz, direction));  // unit direction in the shooter's frame
+    float cosShooter = local.z;
+    float cosReceiver = -dot(receiver.normal.xyz, direction);
+    if (cosShooter <= 0.0 || cosReceiver <= 0.0) continue;
+    vec2 seen = texelFetch(u_hemisphere, ivec3(hemispherePixel(local, size), int(s)), 0).rg;
+    if (!visibleFromShooter(seen, receiver.chartShooter.x, d, cosShooter, cosReceiver, float(size.x), u_depthEpsilon))
+      continue;
+    Receiver texel = u_receiver[shot.texel];
+    float area = texel.positionArea.w;
+    float formFactor = d >= u_nearFieldSides * sqrt(area)
+                           ? area * cosShooter * cosReceiver / (kPi * d2 + area)
+                           : texelFormFactor(receiver.positionArea.xyz, receiver.normal.xyz, texel, u_axes[shot.texel]);
+    incident += shot.radiance.rgb * formFactor;
+  }
+  vec3 estimate = u_emission[r].rgb + receiver.albedo.rgb * incident;  // L_m = L_e + T* L_src
+  u_radiance[r].rgb = estimate / u_iteration + (1.0 - 1.0 / u_iteration) * u_radiance[r].rgb;
+  if (u_storeIterate) u_iterate[r] = vec4(estimate, 0.0);
+}
