@@ -1,12 +1,12 @@
 #version 450 core
 // Stochastic iteration, the second pass (seed 000 §3.2) in one compute pass over every valid texel
-// x, for the S shooters of the iteration at once:
-//   (T* L̃)(x) = ρ_x Σ_s L_shot,s · F(x → texel j_s) · V(x, y_s)
-// F: beyond kNearFieldSides·√A of the shooter the disc formula A cosθ_x cosθ_y / (π d² + A), nearer
-// texelFormFactor() (the texel's exact polygon form factor) — progressive refinement's kernel for a
-// one-texel shooter; V: the shooter's hemisphere layer (lightmap_shoot.glsl). Then the running
+// x, for the S shots of the iteration at once (shot s: cluster c, lightmap_stochastic_select.comp):
+//   (T* L_src)(x) = ρ_x Σ_s L_shot,c · F(x → c) · V(x, c's centroid)
+// F: beyond kNearFieldSides·√A_c of the centroid the disc formula A_c cosθ_x cosθ_c / (π d² + A_c),
+// nearer the sum over c's texels of texelFormFactor() · L_shot,j — progressive refinement's kernel
+// for the same clusters; V: the shot's hemisphere layer (lightmap_shoot.glsl). Then the running
 // average, in place (the shots carry their own radiance, so no invocation reads another's):
-//   L_m = L_e + T* L_src,   L̃_m = L_m / m + (1 − 1/m) L̃_{m−1}
+//   L_m = L_e + T* L_src,   L̃_m = L_m / n + (1 − 1/n) L̃_{m−1}   (n: the iterates averaged, m or m − W)
 // where the shooting source L_src is L̃_{m−1} (the paper's eq. 2) or the last iterate L_{m−1},
 // which this pass then also stores (stochastic.hpp, StochasticShootFrom).
 layout(local_size_x = 64) in;
@@ -19,29 +19,33 @@ layout(std430, binding = 11) buffer Iterate { vec4 u_iterate[]; };   // L_m per 
 layout(std430, binding = 2) readonly buffer Axes { TexelAxes u_axes[]; };
 layout(std430, binding = 1) readonly buffer Emission { vec4 u_emission[]; };  // L_e per valid texel
 struct Shot {
-  uint texel;
-  float probability;
-  uint unused0;
-  uint unused1;
-  vec4 radiance;  // L_shot
+  uint cluster;       // c
+  float probability;  // P_c
+  uint first;         // c's first entry in ClusterTexels
+  uint count;         // its texels
+  vec4 radiance;      // L_shot,c
 };
 layout(std430, binding = 9) readonly buffer Shots { Shot u_shot[]; };
 struct ShotFrame {
-  vec4 position;  // the shooter's centre (scene units)
+  vec4 position;  // the cluster's centroid (scene units), its area A_c (scene units²)
   vec4 tangent;   // rows of the frame the hemisphere was rendered in: tangent, bitangent, normal
   vec4 bitangent;
   vec4 normal;
 };
 layout(std430, binding = 10) readonly buffer ShotFrames { ShotFrame u_frame[]; };
 
+layout(std430, binding = 13) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+layout(std430, binding = 14) readonly buffer MemberShots { vec4 u_memberShot[]; };  // S × u_maxMembers, L_shot,j
+
 layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F distance, chart; layer s = shooter s
 
 layout(location = 0) uniform uint u_count;          // valid texels
 layout(location = 1) uniform uint u_shooters;       // S
-layout(location = 2) uniform float u_iteration;     // m
+layout(location = 2) uniform float u_iteration;     // n: the iterates in the average, this one included
 layout(location = 3) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
 layout(location = 4) uniform float u_nearFieldSides;
 layout(location = 5) uniform bool u_storeIterate;  // the last iterate is the shooting source
+layout(location = 6) uniform uint u_maxMembers;    // the largest cluster's texels
 
 void main() {
   uint r = gl_GlobalInvocationID.x;
@@ -51,7 +55,7 @@ void main() {
   vec3 incident = vec3(0.0);  // Σ_s F_s L_shot,s: the irradiance over π
   for (uint s = 0u; s < u_shooters; ++s) {
     Shot shot = u_shot[s];
-    if (shot.texel == r) continue;
+    if (receiver.chartShooter.y == shot.cluster) continue;
     ShotFrame frame = u_frame[s];
     vec3 toReceiver = receiver.positionArea.xyz - frame.position.xyz;
     float d2 = dot(toReceiver, toReceiver);
@@ -65,12 +69,16 @@ void main() {
     vec2 seen = texelFetch(u_hemisphere, ivec3(hemispherePixel(local, size), int(s)), 0).rg;
     if (!visibleFromShooter(seen, receiver.chartShooter.x, d, cosShooter, cosReceiver, float(size.x), u_depthEpsilon))
       continue;
-    Receiver texel = u_receiver[shot.texel];
-    float area = texel.positionArea.w;
-    float formFactor = d >= u_nearFieldSides * sqrt(area)
-                           ? area * cosShooter * cosReceiver / (kPi * d2 + area)
-                           : texelFormFactor(receiver.positionArea.xyz, receiver.normal.xyz, texel, u_axes[shot.texel]);
-    incident += shot.radiance.rgb * formFactor;
+    float area = frame.position.w;
+    if (d >= u_nearFieldSides * sqrt(area)) {
+      incident += shot.radiance.rgb * (area * cosShooter * cosReceiver / (kPi * d2 + area));
+    } else {
+      for (uint k = 0u; k < shot.count; ++k) {
+        uint t = u_clusterTexel[shot.first + k];
+        incident += u_memberShot[s * u_maxMembers + k].rgb *
+                    texelFormFactor(receiver.positionArea.xyz, receiver.normal.xyz, u_receiver[t], u_axes[t]);
+      }
+    }
   }
   vec3 estimate = u_emission[r].rgb + receiver.albedo.rgb * incident;  // L_m = L_e + T* L_src
   u_radiance[r].rgb = estimate / u_iteration + (1.0 - 1.0 / u_iteration) * u_radiance[r].rgb;

@@ -5,6 +5,8 @@
 //     saved as a .lightmap (EXR atlas + metadata, lightmap/lightmap_file.hpp).
 //   --method progressive: progressive refinement radiosity on a texel lightmap
 //     (lightmap/progressive.hpp), saved as a .lightmap.
+//   --method stochastic: stochastic iteration radiosity on a texel lightmap
+//     (lightmap/stochastic.hpp), saved as a .lightmap.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "bake/bake.hpp"
@@ -14,6 +16,7 @@
 #include "lightmap/gather.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/progressive.hpp"
+#include "lightmap/stochastic.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -38,6 +41,9 @@ constexpr int kGatherToleranceIterationCap = 1000;  // --tolerance alone: iterat
 // Progressive refinement's atlas default (README, "Progressive refinement"); its solver defaults
 // are ProgressiveOptions'.
 constexpr int kProgressiveDefaultAtlasSize = 256;
+// Stochastic iteration's atlas default (README, "Stochastic iteration"); its solver defaults are
+// StochasticOptions'.
+constexpr int kStochasticDefaultAtlasSize = lightmap::kDefaultStochasticAtlasSize;
 
 struct BakeCommandOptions {
   std::string scene;
@@ -52,6 +58,10 @@ struct BakeCommandOptions {
   bool noRotation = false;
   // --method progressive (--atlas, --texel-density and --time-budget as above)
   lightmap::ProgressiveOptions progressive;
+  // --method stochastic (also --atlas, --texel-density, --time-budget, --iterations, --seed, and
+  // --hemisphere and --max-edge as progressive)
+  lightmap::StochasticOptions stochastic;
+  std::string shootFrom = "iterate";
 };
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
@@ -59,12 +69,20 @@ const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--
 const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations", "--tolerance",
                                                    "--layers",        "--time-budget", "--no-rotation"};
 
-// Flags of --method progressive only; it also reads --atlas, --texel-density and --time-budget.
-const std::vector<std::string> kProgressiveOnlyFlags = {"--cluster",  "--emitter-cluster", "--hemisphere",
-                                                        "--max-edge", "--residual",        "--shots"};
+// The visibility-pass flags of the two shooting methods, progressive and stochastic.
+const std::vector<std::string> kShootingFlags = {"--hemisphere", "--max-edge", "--cluster", "--emitter-cluster"};
+// Flags of --method progressive only; it also reads --atlas, --texel-density, --time-budget and the
+// shooting flags.
+const std::vector<std::string> kProgressiveOnlyFlags = {"--residual", "--shots"};
 // The gather and light-path flags progressive refinement has no use for.
 const std::vector<std::string> kNotProgressiveFlags = {
     "--iterations", "--tolerance", "--layers", "--no-rotation", "--hemicube", "--indirect-hemicube", "--seed"};
+// Flags of --method stochastic only; it also reads --atlas, --texel-density, --time-budget,
+// --iterations, --seed and the shooting flags.
+const std::vector<std::string> kStochasticOnlyFlags = {"--shooters", "--shoot"};
+// The gather and light-path flags stochastic iteration has no use for.
+const std::vector<std::string> kNotStochasticFlags = {"--tolerance", "--layers", "--no-rotation", "--hemicube",
+                                                      "--indirect-hemicube"};
 
 bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
 
@@ -96,6 +114,8 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "gather", "progressive");
+  refuseForeignFlags(command, kShootingFlags, "gather", "progressive or stochastic");
+  refuseForeignFlags(command, kStochasticOnlyFlags, "gather", "stochastic");
   if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
   checkWritableFolder(options.output);  // before any work
   lightmap::GatherOptions settings = options.gather;
@@ -154,6 +174,7 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
 void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& options) {
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "progressive", "ibrr");
+  refuseForeignFlags(command, kStochasticOnlyFlags, "progressive", "stochastic");
   for (const std::string& flag : kNotProgressiveFlags)
     if (given(command, flag))
       throw CLI::ValidationError(flag + " is not a setting of --method progressive (see ibrr bake --help)");
@@ -205,13 +226,91 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
               atlasSeconds, result.seconds, result.shootSeconds);
 }
 
+void runStochasticBake(const CLI::App& command, const BakeCommandOptions& options) {
+  ScopedInterruptHandler onCtrlC;
+  refuseForeignFlags(command, kIbrrOnlyFlags, "stochastic", "ibrr");
+  refuseForeignFlags(command, kProgressiveOnlyFlags, "stochastic", "progressive");
+  for (const std::string& flag : kNotStochasticFlags)
+    if (given(command, flag))
+      throw CLI::ValidationError(flag + " is not a setting of --method stochastic (see ibrr bake --help)");
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkWritableFolder(options.output);  // before any work
+  lightmap::StochasticOptions settings = options.stochastic;
+  settings.hemisphereResolution =
+      given(command, "--hemisphere") ? options.progressive.hemisphereResolution : settings.hemisphereResolution;
+  settings.maxEdgeFraction = given(command, "--max-edge") ? options.progressive.maxEdgeFraction : settings.maxEdgeFraction;
+  if (given(command, "--cluster")) settings.clusterTexels = options.progressive.clusterTexels;
+  if (given(command, "--emitter-cluster")) settings.emitterClusterTexels = options.progressive.emitterClusterTexels;
+  if (given(command, "--iterations")) {
+    if (options.gather.maxIterations < 0)
+      throw Error("--iterations " + std::to_string(options.gather.maxIterations) + ": give iterations m ≥ 0");
+    settings.iterations = std::uint64_t(options.gather.maxIterations);
+  }
+  if (given(command, "--seed")) settings.seed = options.bake.seed;
+  settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
+  // --time-budget alone: iterate until it ends.
+  if (given(command, "--time-budget") && !given(command, "--iterations")) settings.iterations = 0;
+  if (options.shootFrom == "iterate")
+    settings.shootFrom = lightmap::StochasticShootFrom::LastIterate;
+  else if (options.shootFrom == "average")
+    settings.shootFrom = lightmap::StochasticShootFrom::RunningAverage;
+  else
+    throw Error("--shoot '" + options.shootFrom + "': choose iterate (the last iterate) or average (the paper's)");
+  lightmap::validateStochasticOptions(settings);
+  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kStochasticDefaultAtlasSize);
+
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  lightmap::checkShootingScene(scene, "stochastic iteration");  // before starting the GPU
+  const auto context = gpu::createHeadlessContext();
+  info("stochastic iteration of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
+       " triangles) on " + context->info().renderer);
+  const Stopwatch total;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
+  const double atlasSeconds = total.seconds();
+  Progress progress("stochastic", settings.iterations, "iterations");
+  const lightmap::StochasticResult result = lightmap::solveStochastic(
+      scene, atlas, patches, settings, {}, [&](std::uint64_t) { progress.advance(1); });
+  progress.finish();
+  lightmap::Lightmap solved = result.lightmap;
+  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
+  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+
+  std::size_t validTexels = 0;
+  for (const std::uint8_t valid : patches.valid) validTexels += valid;
+  const lightmap::StochasticCheckpoint& end = result.checkpoints.back();
+  const double iterations = double(std::max<std::uint64_t>(result.iterations, 1));
+  std::printf("wrote %s\n", options.output.c_str());
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
+              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), validTexels,
+              atlasSeconds);
+  std::printf(
+      "shooters         %d per iteration from the %s, drawn on a %d-level sum pyramid; visibility: %zu "
+      "triangles tessellated into %zu, hemisphere %d²\n",
+      settings.shootersPerIteration, options.shootFrom == "iterate" ? "last iterate" : "running average",
+      result.pyramidLevels, result.sceneTriangles, result.visibilityTriangles, settings.hemisphereResolution);
+  std::printf(
+      "iterations       %llu (stopped by %s, seed %u), %.2f ms per iteration (selection %.3f ms), %.2f ms per "
+      "shot; %.1f%% of the shots from emitters\n",
+      static_cast<unsigned long long>(result.iterations), result.stopReason.c_str(), settings.seed,
+      1e3 * result.iterateSeconds / iterations, 1e3 * result.selectSeconds / iterations,
+      1e3 * result.iterateSeconds / double(std::max<std::uint64_t>(result.shots, 1)),
+      100.0 * double(result.emitterShots) / double(std::max<std::uint64_t>(result.shots, 1)));
+  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (iterations %.2f s)\n", total.seconds(),
+              atlasSeconds, result.seconds, result.iterateSeconds);
+}
+
 void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (options.method == "gather") return runGatherBake(command, options);
   if (options.method == "progressive") return runProgressiveBake(command, options);
+  if (options.method == "stochastic") return runStochasticBake(command, options);
   if (options.method != "ibrr")
-    throw CLI::ValidationError("--method '" + options.method + "': choose ibrr, gather or progressive");
+    throw CLI::ValidationError("--method '" + options.method + "': choose ibrr, gather, progressive or stochastic");
   refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "ibrr", "progressive");
+  refuseForeignFlags(command, kShootingFlags, "ibrr", "progressive or stochastic");
+  refuseForeignFlags(command, kStochasticOnlyFlags, "ibrr", "stochastic");
   ScopedInterruptHandler onCtrlC;
   if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
   checkWritableFolder(options.output);  // before any work
@@ -268,13 +367,13 @@ void addBakeCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "bake",
       "Bake global illumination: the IBRR store (VPL hemicubes warped into a layered depth cube) or a "
-      "texel lightmap solved by hemicube gathering or progressive refinement");
+      "texel lightmap solved by hemicube gathering, progressive refinement or stochastic iteration");
   addSceneArgument(*command, options->scene);
-  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather or progressive")
+  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather, progressive or stochastic")
       ->required();
   command
-      ->add_option("--method", options->method, "ibrr (the LDC store), gather (texel lightmap, hemicube gathering) or progressive (texel "
-                   "lightmap, progressive refinement)")
+      ->add_option("--method", options->method, "ibrr (the LDC store), gather (texel lightmap, hemicube gathering), progressive (texel "
+                   "lightmap, progressive refinement) or stochastic (texel lightmap, stochastic iteration)")
       ->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
@@ -282,21 +381,24 @@ void addBakeCommand(CLI::App& app) {
   addLightPathOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
   CLI::Option* density = command->add_option("--texel-density", options->texelDensity,
-                                             "gather, progressive: lightmap texels per scene unit (instead of --atlas)");
+                                             "gather, progressive, stochastic: lightmap texels per scene unit (instead of --atlas)");
   command
       ->add_option("--atlas", options->atlasSize,
-                   "gather, progressive: the atlas side S in texels the charts should fill (default " +
+                   "gather, progressive, stochastic: the atlas side S in texels the charts should fill (default " +
                        std::to_string(kGatherDefaultAtlasSize) + " for gather, " +
-                       std::to_string(kProgressiveDefaultAtlasSize) + " for progressive)")
+                       std::to_string(kProgressiveDefaultAtlasSize) + " for progressive, " +
+                       std::to_string(kStochasticDefaultAtlasSize) + " for stochastic)")
       ->excludes(density);
   command->add_option("--iterations", g.maxIterations,
                       "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
-                          "; with --tolerance alone, until it is met)");
+                          "; with --tolerance alone, until it is met); stochastic: iterations m (default " +
+                          std::to_string(lightmap::StochasticOptions{}.iterations) +
+                          "; with --time-budget alone, until it ends)");
   command->add_option("--tolerance", g.tolerance,
                       "gather: stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
   command->add_option("--time-budget", g.timeBudgetSeconds,
-                      "gather: stop after the iteration that ends past S seconds; progressive: after the shot "
-                      "that ends past S seconds");
+                      "gather, stochastic: stop after the iteration that ends past S seconds; progressive: after "
+                      "the shot that ends past S seconds");
   command->add_option("--layers", g.layersPerBatch,
                       "gather: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
                       "array on a GPU, 4 MiB on llvmpipe)");
@@ -305,33 +407,48 @@ void addBakeCommand(CLI::App& app) {
   lightmap::ProgressiveOptions& pr = options->progressive;
   command
       ->add_option("--cluster", pr.clusterTexels,
-                   "progressive: reflecting surfaces shoot from blocks of B×B texels of a chart (substructuring)")
+                   "progressive, stochastic: reflecting surfaces shoot from blocks of B×B texels of a chart "
+                   "(substructuring; default " + std::to_string(lightmap::StochasticOptions{}.clusterTexels) +
+                       " for stochastic)")
       ->capture_default_str();
   command
       ->add_option("--emitter-cluster", pr.emitterClusterTexels,
-                   "progressive: the same for emitting texels (1 = every light texel shoots: sharp shadows)")
+                   "progressive, stochastic: the same for emitting texels (1 = every light texel shoots: sharp "
+                   "shadows)")
       ->capture_default_str();
   command
       ->add_option("--hemisphere", pr.hemisphereResolution,
-                   "progressive: side in pixels of the hemispherical visibility buffer")
+                   "progressive, stochastic: side in pixels of the hemispherical visibility buffer (default " +
+                       std::to_string(lightmap::StochasticOptions{}.hemisphereResolution) + " for stochastic)")
       ->capture_default_str();
   command
       ->add_option("--max-edge", pr.maxEdgeFraction,
-                   "progressive: tessellate the visibility pass until no edge exceeds this fraction of the scene "
-                   "diagonal (0 = off)")
+                   "progressive, stochastic: tessellate the visibility pass until no edge exceeds this fraction "
+                   "of the scene diagonal (0 = off)")
       ->capture_default_str();
   command
       ->add_option("--residual", pr.residualFraction,
                    "progressive: stop when the unshot power falls below this fraction of the emitted power")
       ->capture_default_str();
   command->add_option("--shots", pr.maxShots, "progressive: stop after N shots (0 = no limit)");
+  command
+      ->add_option("--shooters", options->stochastic.shootersPerIteration,
+                   "stochastic: shooting texels per iteration, batched into one update pass, [1, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--shoot", options->shootFrom,
+                   "stochastic: what the shooters carry: iterate (the last iterate, then averaged: error falls as "
+                   "1/√m) or average (the running average, the paper's eq. 2: slower when albedos are high)")
+      ->capture_default_str();
   command->footer(
       "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr\n"
       "  ibrr bake cornell --method gather -o cornell.lightmap\n"
       "  ibrr bake cornell --method gather --atlas 256 --hemicube 128 --tolerance 0.005 -o fine.lightmap\n"
       "  ibrr bake cornell --method progressive -o cornell.lightmap\n"
       "  ibrr bake cornell --method progressive --atlas 1024 --cluster 32 --emitter-cluster 4 -o fine.lightmap\n"
-      "--hemicube, --indirect-hemicube and --seed serve both methods; for gather they are H of the first "
+      "  ibrr bake cornell --method stochastic -o cornell.lightmap\n"
+      "  ibrr bake cornell --method stochastic --iterations 2000 --shooters 16 --seed 7 -o more.lightmap\n"
+      "--hemicube, --indirect-hemicube and --seed serve ibrr and gather (--seed also stochastic); for gather they are H of the first "
       "gather (direct light, default " +
       std::to_string(kGatherDefaultHemicube) + "), h of the later ones (default " +
       std::to_string(kGatherDefaultIndirectHemicube) + ") and the seed of the hemicube rotations.");

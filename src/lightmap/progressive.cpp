@@ -14,7 +14,6 @@
 #include <cmath>
 #include <numbers>
 #include <string>
-#include <unordered_map>
 #include <utility>
 
 namespace ibrr::lightmap {
@@ -51,62 +50,6 @@ struct GpuChoice {
   float totalPower = 0.0f;
   float unused = 0.0f;
 };
-
-// Shooters: blocks of B×B texels of one chart (aligned to the chart's footprint), emitting and
-// reflecting texels apart. Geometry is fixed; the residual per cluster lives on the GPU.
-struct Clusters {
-  std::vector<std::uint32_t> first;    // C + 1 offsets into texels
-  std::vector<std::uint32_t> texels;   // compact valid-texel indices
-  std::vector<std::uint32_t> ofTexel;  // per compact texel
-  std::vector<glm::vec3> centroid;     // area-weighted mean position (scene units)
-  std::vector<glm::vec3> normal;       // area-weighted mean normal, unit
-  std::vector<float> area;             // Σ A (scene units²)
-};
-
-Clusters buildClusters(const LightmapAtlas& atlas, const PatchList& patches, const std::vector<std::uint32_t>& texels,
-                       const ProgressiveOptions& options) {
-  Clusters clusters;
-  std::unordered_map<std::uint64_t, std::uint32_t> idOfKey;
-  std::vector<std::vector<std::uint32_t>> members;
-  clusters.ofTexel.resize(texels.size());
-  for (std::size_t i = 0; i < texels.size(); ++i) {
-    const std::uint32_t t = texels[i];
-    const std::uint32_t chart = atlas.triangleChart[patches.triangle[t]];
-    // Blocks are aligned to the chart's footprint (an atlas built by hand may have none: the origin).
-    const LightmapAtlas::Footprint footprint =
-        chart < atlas.chartFootprints.size() ? atlas.chartFootprints[chart] : LightmapAtlas::Footprint{};
-    const bool emitter = meanRgb(patches.emission[t]) > 0.0f;
-    const int block = emitter ? options.emitterClusterTexels : options.clusterTexels;
-    const int x = int(t % std::uint32_t(patches.width)) - footprint.x;
-    const int y = int(t / std::uint32_t(patches.width)) - footprint.y;
-    const std::uint64_t key = (std::uint64_t(chart) << 33) | (std::uint64_t(emitter) << 32) |
-                              (std::uint64_t(std::uint32_t(std::max(y, 0) / block)) << 16) |
-                              std::uint64_t(std::uint32_t(std::max(x, 0) / block));
-    const auto [it, inserted] = idOfKey.try_emplace(key, std::uint32_t(members.size()));
-    if (inserted) members.emplace_back();
-    members[it->second].push_back(std::uint32_t(i));
-    clusters.ofTexel[i] = it->second;
-  }
-  clusters.first.push_back(0);
-  for (const std::vector<std::uint32_t>& m : members) {
-    glm::dvec3 centroid(0.0), normal(0.0);
-    double area = 0.0;
-    for (const std::uint32_t i : m) {
-      const std::uint32_t t = texels[i];
-      const double a = patches.area[t];
-      centroid += a * glm::dvec3(patches.position[t]);
-      normal += a * glm::dvec3(patches.normal[t]);
-      area += a;
-      clusters.texels.push_back(i);
-    }
-    clusters.first.push_back(std::uint32_t(clusters.texels.size()));
-    const std::uint32_t t0 = texels[m.front()];
-    clusters.centroid.push_back(area > 0.0 ? glm::vec3(centroid / area) : patches.position[t0]);
-    clusters.normal.push_back(glm::length(normal) > 0.0 ? glm::vec3(glm::normalize(normal)) : patches.normal[t0]);
-    clusters.area.push_back(float(area));
-  }
-  return clusters;
-}
 
 }  // namespace
 
@@ -158,7 +101,8 @@ ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtla
   const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
 
   gpu::DebugGroup group("progressive refinement");
-  const Clusters clusters = buildClusters(atlas, patches, texels, options);
+  const ShooterClusters clusters =
+      buildShooterClusters(atlas, patches, texels, options.clusterTexels, options.emitterClusterTexels);
   const std::size_t clusterCount = clusters.area.size();
   const std::size_t texelCount = texels.size();
 

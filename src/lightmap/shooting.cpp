@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <unordered_map>
 
 namespace ibrr::lightmap {
 namespace {
@@ -43,6 +44,57 @@ GpuTexelAxes triangleTexelAxes(const LightmapAtlas& atlas, std::uint32_t triangl
   if (std::abs(determinant) < 1e-20f) return {glm::vec4(0.0f), glm::vec4(0.0f)};
   const glm::mat2x3 axes = position * glm::inverse(uv);
   return {glm::vec4(axes[0], 0.0f), glm::vec4(axes[1], 0.0f)};
+}
+
+std::uint32_t ShooterClusters::largest() const {
+  std::uint32_t most = 0;
+  for (std::size_t c = 0; c + 1 < first.size(); ++c) most = std::max(most, first[c + 1] - first[c]);
+  return most;
+}
+
+ShooterClusters buildShooterClusters(const LightmapAtlas& atlas, const PatchList& patches,
+                                     std::span<const std::uint32_t> texels, int block, int emitterBlock) {
+  ShooterClusters clusters;
+  std::unordered_map<std::uint64_t, std::uint32_t> idOfKey;
+  std::vector<std::vector<std::uint32_t>> members;
+  clusters.ofTexel.resize(texels.size());
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    const std::uint32_t t = texels[i];
+    const std::uint32_t chart = atlas.triangleChart[patches.triangle[t]];
+    // Blocks are aligned to the chart's footprint (an atlas built by hand may have none: the origin).
+    const LightmapAtlas::Footprint footprint =
+        chart < atlas.chartFootprints.size() ? atlas.chartFootprints[chart] : LightmapAtlas::Footprint{};
+    const bool emitter = meanRgb(patches.emission[t]) > 0.0f;
+    const int side = emitter ? emitterBlock : block;
+    const int x = int(t % std::uint32_t(patches.width)) - footprint.x;
+    const int y = int(t / std::uint32_t(patches.width)) - footprint.y;
+    const std::uint64_t key = (std::uint64_t(chart) << 33) | (std::uint64_t(emitter) << 32) |
+                              (std::uint64_t(std::uint32_t(std::max(y, 0) / side)) << 16) |
+                              std::uint64_t(std::uint32_t(std::max(x, 0) / side));
+    const auto [it, inserted] = idOfKey.try_emplace(key, std::uint32_t(members.size()));
+    if (inserted) members.emplace_back();
+    members[it->second].push_back(std::uint32_t(i));
+    clusters.ofTexel[i] = it->second;
+  }
+  clusters.first.push_back(0);
+  for (const std::vector<std::uint32_t>& m : members) {
+    glm::dvec3 centroid(0.0), normal(0.0);
+    double area = 0.0;
+    for (const std::uint32_t i : m) {
+      const std::uint32_t t = texels[i];
+      const double a = patches.area[t];
+      centroid += a * glm::dvec3(patches.position[t]);
+      normal += a * glm::dvec3(patches.normal[t]);
+      area += a;
+      clusters.texels.push_back(i);
+    }
+    clusters.first.push_back(std::uint32_t(clusters.texels.size()));
+    const std::uint32_t t0 = texels[m.front()];
+    clusters.centroid.push_back(area > 0.0 ? glm::vec3(centroid / area) : patches.position[t0]);
+    clusters.normal.push_back(glm::length(normal) > 0.0 ? glm::vec3(glm::normalize(normal)) : patches.normal[t0]);
+    clusters.area.push_back(float(area));
+  }
+  return clusters;
 }
 
 ShootReceivers makeShootReceivers(const LightmapAtlas& atlas, const PatchList& patches,

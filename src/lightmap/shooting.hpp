@@ -42,6 +42,21 @@ struct GpuTexelAxes {
 // degenerate one). The near-field form factor integrates over the texel's parallelogram P ± ½∂P/∂u ± ½∂P/∂v.
 GpuTexelAxes triangleTexelAxes(const LightmapAtlas& atlas, std::uint32_t triangle);
 
+// Shooters: blocks of B×B texels of one chart (aligned to the chart's footprint; the substructuring
+// of GPU Gems 2 ch. 39), emitting (block side emitterBlock) and reflecting (block) texels apart.
+struct ShooterClusters {
+  std::vector<std::uint32_t> first;    // C + 1 offsets into texels
+  std::vector<std::uint32_t> texels;   // compact valid-texel indices, cluster by cluster
+  std::vector<std::uint32_t> ofTexel;  // the cluster of each compact texel
+  std::vector<glm::vec3> centroid;     // area-weighted mean position (scene units)
+  std::vector<glm::vec3> normal;       // area-weighted mean normal, unit
+  std::vector<float> area;             // Σ A (scene units²)
+  [[nodiscard]] std::size_t size() const { return area.size(); }
+  [[nodiscard]] std::uint32_t largest() const;  // the most texels in one cluster
+};
+ShooterClusters buildShooterClusters(const LightmapAtlas& atlas, const PatchList& patches,
+                                     std::span<const std::uint32_t> texels, int block, int emitterBlock);
+
 // Per valid texel (`texels`, atlas indices): its receiver record, with chartShooter.y = shooterOf[i],
 // and its texel axes.
 struct ShootReceivers {

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -23,6 +22,7 @@ namespace {
 constexpr int kGroupSize = 64;         // local_size_x of the power, select and update passes
 constexpr int kPyramidGroupSide = 8;   // lightmap_stochastic_pyramid.comp local size 8 × 8
 constexpr int kMaxShooters = 64;       // one select workgroup
+constexpr int kMaxClusterTexels = 16;  // B: up to 256 texels per cluster
 
 // SSBO bindings of shaders/lightmap_stochastic_*.comp.
 constexpr GLuint kReceiversBinding = 0;
@@ -37,18 +37,21 @@ constexpr GLuint kRandomBinding = 8;
 constexpr GLuint kShotsBinding = 9;
 constexpr GLuint kFramesBinding = 10;
 constexpr GLuint kIterateBinding = 11;
+constexpr GLuint kClusterFirstBinding = 12;
+constexpr GLuint kClusterTexelsBinding = 13;
+constexpr GLuint kMemberShotsBinding = 14;
 
 // What the select pass writes per shooter (std430, 32 bytes).
 struct GpuShot {
-  std::uint32_t texel = 0;
-  float probability = 0.0f;
-  std::uint32_t unused0 = 0, unused1 = 0;
-  glm::vec4 radiance{0.0f};
+  std::uint32_t cluster = 0;
+  float probability = 0.0f;  // P_c
+  std::uint32_t first = 0, count = 0;
+  glm::vec4 radiance{0.0f};  // L_shot,c
 };
 
 // The frame the update pass measures directions in: the rows of shooterFrame() (std430, 64 bytes).
 struct GpuShotFrame {
-  glm::vec4 position;
+  glm::vec4 position;  // the cluster's centroid, its area A_c
   glm::vec4 tangent;
   glm::vec4 bitangent;
   glm::vec4 normal;
@@ -78,6 +81,12 @@ void validateStochasticOptions(const StochasticOptions& options) {
   if (options.shootersPerIteration < 1 || options.shootersPerIteration > kMaxShooters)
     throw Error("--shooters " + std::to_string(options.shootersPerIteration) + ": give shooters per iteration in [1, " +
                 std::to_string(kMaxShooters) + "]");
+  if (options.clusterTexels < 1 || options.clusterTexels > kMaxClusterTexels)
+    throw Error("--cluster " + std::to_string(options.clusterTexels) + ": give a block side in [1, " +
+                std::to_string(kMaxClusterTexels) + "] texels");
+  if (options.emitterClusterTexels < 1 || options.emitterClusterTexels > kMaxClusterTexels)
+    throw Error("--emitter-cluster " + std::to_string(options.emitterClusterTexels) + ": give a block side in [1, " +
+                std::to_string(kMaxClusterTexels) + "] texels");
   if (options.hemisphereResolution < 16 || options.hemisphereResolution > 4096)
     throw Error("--hemisphere " + std::to_string(options.hemisphereResolution) +
                 ": the visibility buffer's side must be in [16, 4096] pixels");
@@ -92,12 +101,15 @@ void validateStochasticOptions(const StochasticOptions& options) {
 
 std::string stochasticSettingsJson(const StochasticOptions& options) {
   const nlohmann::json json = {{"shooters", options.shootersPerIteration},
+                               {"cluster", options.clusterTexels},
+                               {"emitter_cluster", options.emitterClusterTexels},
                                {"hemisphere", options.hemisphereResolution},
                                {"max_edge", options.maxEdgeFraction},
                                {"iterations", options.iterations},
                                {"time_budget_s", options.timeBudgetSeconds},
                                {"seed", options.seed},
-                               {"shoot", options.shootFrom == StochasticShootFrom::LastIterate ? "iterate" : "average"}};
+                               {"shoot", options.shootFrom == StochasticShootFrom::LastIterate ? "iterate" : "average"},
+                               {"warmup", options.warmupIterations}};
   return json.dump();
 }
 
@@ -112,11 +124,11 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   const int shooters = options.shootersPerIteration;
 
   gpu::DebugGroup group("stochastic iteration");
-  // Every texel is its own shooter (chartShooter.y = its index): the update pass skips a shot's
-  // own texel, as progressive refinement skips its cluster.
-  std::vector<std::uint32_t> self(texelCount);
-  std::iota(self.begin(), self.end(), 0u);
-  const ShootReceivers shootReceivers = makeShootReceivers(atlas, patches, texels, self);
+  // Shooters are clusters (chartShooter.y): the update pass skips a shot's own cluster.
+  const ShooterClusters clusters =
+      buildShooterClusters(atlas, patches, texels, options.clusterTexels, options.emitterClusterTexels);
+  const std::uint32_t maxMembers = clusters.largest();
+  const ShootReceivers shootReceivers = makeShootReceivers(atlas, patches, texels, clusters.ofTexel);
   std::vector<glm::vec4> emission(texelCount);
   std::vector<std::uint32_t> compactOf(patches.texelCount(), 0xffffffffu);
   bool anyEmission = false;
@@ -146,6 +158,10 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   const gpu::Buffer randomBuffer(GLsizeiptr(kMaxShooters * sizeof(float)), nullptr, GL_DYNAMIC_STORAGE_BIT);
   const gpu::Buffer shotBuffer = makeStorageBuffer(std::vector<GpuShot>(kMaxShooters));
   const gpu::Buffer frameBuffer(GLsizeiptr(kMaxShooters * sizeof(GpuShotFrame)), nullptr, GL_DYNAMIC_STORAGE_BIT);
+  const gpu::Buffer clusterFirstBuffer = makeStorageBuffer(clusters.first);
+  const gpu::Buffer clusterTexelBuffer = makeStorageBuffer(clusters.texels);
+  const gpu::Buffer memberShotBuffer =
+      makeStorageBuffer(std::vector<glm::vec4>(std::size_t(shooters) * std::size_t(maxMembers)));
   // Bound before every iteration: a checkpoint callback may draw with other buffers on these points.
   const auto bindBuffers = [&] {
     const std::pair<GLuint, GLuint> bindings[] = {
@@ -154,7 +170,9 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
         {kPyramidBinding, pyramidBuffer.id()},      {kAtlasTexelBinding, atlasTexelBuffer.id()},
         {kCompactOfBinding, compactOfBuffer.id()},  {kLevelsBinding, levelsBuffer.id()},
         {kRandomBinding, randomBuffer.id()},        {kShotsBinding, shotBuffer.id()},
-        {kFramesBinding, frameBuffer.id()},         {kIterateBinding, iterateBuffer.id()}};
+        {kFramesBinding, frameBuffer.id()},         {kIterateBinding, iterateBuffer.id()},
+        {kClusterFirstBinding, clusterFirstBuffer.id()}, {kClusterTexelsBinding, clusterTexelBuffer.id()},
+        {kMemberShotsBinding, memberShotBuffer.id()}};
     for (const auto& [binding, buffer] : bindings) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, binding, buffer);
   };
 
@@ -167,6 +185,8 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   glProgramUniform1ui(powerProgram.id(), 0, GLuint(texelCount));
   glProgramUniform1ui(selectProgram.id(), 0, GLuint(shooters));
   glProgramUniform1ui(selectProgram.id(), 1, GLuint(levels.size()));
+  glProgramUniform1ui(selectProgram.id(), 2, GLuint(maxMembers));
+  glProgramUniform1ui(updateProgram.id(), 6, GLuint(maxMembers));
   glProgramUniform1ui(updateProgram.id(), 0, GLuint(texelCount));
   glProgramUniform1ui(updateProgram.id(), 1, GLuint(shooters));
   glProgramUniform1f(updateProgram.id(), 3, visibility.depthEpsilon());
@@ -177,6 +197,7 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   result.sceneTriangles = atlas.triangleCount();
   result.visibilityTriangles = visibility.triangles();
   result.pyramidLevels = int(levels.size());
+  result.clusters = clusters.size();
 
   std::vector<glm::vec4> readBack(texelCount);
   std::vector<glm::vec3> radiance(patches.texelCount(), glm::vec3(0.0f));
@@ -233,7 +254,11 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
                         (out.z + kPyramidGroupSide - 1) / kPyramidGroupSide, 1);
       glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     }
-    for (float& x : xi) x = uniformFloat(random);
+    // Stratified: ξ_s uniform in [s/S, (s + 1)/S). Each shot alone is still drawn with P_c (so the
+    // estimate stays unbiased), and the S of an iteration spread over the power's distribution
+    // (the pyramid walk maps ξ monotonically onto the atlas, emitters and reflectors in proportion).
+    for (std::size_t k = 0; k < xi.size(); ++k)
+      xi[k] = std::min((float(k) + uniformFloat(random)) / float(shooters), std::nextafter(1.0f, 0.0f));
     glNamedBufferSubData(randomBuffer.id(), 0, GLsizeiptr(xi.size() * sizeof(float)), xi.data());
     selectProgram.use();
     glDispatchCompute(1, 1, 1);
@@ -241,17 +266,16 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
     glGetNamedBufferSubData(shotBuffer.id(), 0, GLsizeiptr(shots.size() * sizeof(GpuShot)), shots.data());
     result.selectSeconds += selectTime.seconds();
 
-    // 2. One hemisphere per shooter, into layer s.
+    // 2. One hemisphere per shot, from its cluster's centroid into layer s.
     for (int s = 0; s < shooters; ++s) {
-      const std::uint32_t j = std::min<std::uint32_t>(shots[std::size_t(s)].texel, std::uint32_t(texelCount - 1));
-      const GpuReceiver& shooter = shootReceivers.receivers[j];
-      const glm::vec3 position(shooter.positionArea);
-      const glm::vec3 normal(shooter.normal);
-      visibility.render(position, normal, s);
+      const std::uint32_t c = std::min<std::uint32_t>(shots[std::size_t(s)].cluster, std::uint32_t(clusters.size() - 1));
+      const glm::vec3& centroid = clusters.centroid[c];
+      const glm::vec3& normal = clusters.normal[c];
+      visibility.render(centroid, normal, s);
       const glm::mat3 rows = glm::transpose(shooterFrame(normal));  // columns of the transpose = its rows
-      frames[std::size_t(s)] = {glm::vec4(position, 1.0f), glm::vec4(rows[0], 0.0f), glm::vec4(rows[1], 0.0f),
-                                glm::vec4(rows[2], 0.0f)};
-      result.emitterShots += emission[j] != glm::vec4(0.0f) ? 1 : 0;
+      frames[std::size_t(s)] = {glm::vec4(centroid, clusters.area[c]), glm::vec4(rows[0], 0.0f),
+                                glm::vec4(rows[1], 0.0f), glm::vec4(rows[2], 0.0f)};
+      result.emitterShots += emission[clusters.texels[clusters.first[c]]] != glm::vec4(0.0f) ? 1 : 0;
     }
     glNamedBufferSubData(frameBuffer.id(), 0, GLsizeiptr(frames.size() * sizeof(GpuShotFrame)), frames.data());
     glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
@@ -259,7 +283,9 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
     // 3. Every texel: the transported radiance of the S shots and the running average.
     bindBuffers();
     updateProgram.use();
-    glProgramUniform1f(updateProgram.id(), 2, float(m));
+    // n, the iterates in the average: m, or m − W after the warm-up (during it, L̃ = L_m).
+    const std::uint64_t averaged = shootIterate ? (m > options.warmupIterations ? m - options.warmupIterations : 1) : m;
+    glProgramUniform1f(updateProgram.id(), 2, float(averaged));
     glBindTextureUnit(0, visibility.texture());
     glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <map>
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -55,39 +55,50 @@ double relativeRms(const PatchList& patches, std::span<const glm::vec3> x, std::
 
 TEST_CASE("stochastic: the error against the solution of the same kernel falls as 1/sqrt(m)",
           "[lightmap][stochastic]") {
-  // Progressive refinement with one-texel shooters everywhere solves L = L_e + T L with the very
+  // Progressive refinement with the same shooting clusters solves L = L_e + T L with the very
   // kernel and visibility pass whose random version stochastic iteration applies: E[T* L] = T L.
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const Atlas a = makeAtlas(scene, 32);
   ProgressiveOptions exact;
-  exact.clusterTexels = 1;
+  exact.clusterTexels = 4;
   exact.emitterClusterTexels = 1;
-  exact.hemisphereResolution = 128;
-  exact.residualFraction = 2e-4;
+  exact.hemisphereResolution = 64;
+  exact.residualFraction = 1e-4;
   const ProgressiveResult solution = solveProgressive(scene, a.atlas, a.patches, exact);
   REQUIRE(solution.stopReason == "residual");
 
+  // The mean squared error over independent runs (seeds 1..R) at m = 20, 40, …, 320: one run's
+  // error swings with its few brightest shots; the mean over runs estimates E|L̃_m − L|².
+  constexpr int kRuns = 5;
+  const std::vector<std::uint64_t> ms = {20, 40, 80, 160, 320};
   const auto convergence = [&](StochasticShootFrom shootFrom, const char* name) {
-    StochasticOptions options;
-    options.hemisphereResolution = exact.hemisphereResolution;
-    options.shootersPerIteration = 4;
-    options.iterations = 320;
-    options.checkpointIterations = 10;
-    options.shootFrom = shootFrom;
-    std::map<std::uint64_t, double> errors;
-    const StochasticResult result =
-        solveStochastic(scene, a.atlas, a.patches, options,
-                        [&](const StochasticCheckpoint& checkpoint, std::span<const glm::vec3> l) {
-                          errors[checkpoint.iterations] = relativeRms(a.patches, l, solution.lightmap.radiance);
-                        });
-    REQUIRE(result.iterations == 320);
-    // Over a decade and more (m = 20 to 320): the least-squares slope of log error against log m.
+    std::vector<double> meanSquared(ms.size(), 0.0);
+    for (int run = 1; run <= kRuns; ++run) {
+      StochasticOptions options;
+      options.hemisphereResolution = exact.hemisphereResolution;
+      options.shootersPerIteration = 4;
+      options.clusterTexels = exact.clusterTexels;
+      options.emitterClusterTexels = exact.emitterClusterTexels;
+      options.iterations = ms.back();
+      options.checkpointIterations = ms.front();
+      options.shootFrom = shootFrom;
+      options.seed = std::uint32_t(run);
+      const StochasticResult result =
+          solveStochastic(scene, a.atlas, a.patches, options,
+                          [&](const StochasticCheckpoint& checkpoint, std::span<const glm::vec3> l) {
+                            const auto at = std::find(ms.begin(), ms.end(), checkpoint.iterations);
+                            if (at == ms.end()) return;
+                            const double e = relativeRms(a.patches, l, solution.lightmap.radiance);
+                            meanSquared[std::size_t(at - ms.begin())] += e * e / kRuns;
+                          });
+      REQUIRE(result.iterations == ms.back());
+    }
+    // The least-squares slope of log RMS error against log m, over m = 20 … 320 (1.2 decades).
     std::vector<double> logM, logE;
-    for (const auto& [m, e] : errors)
-      if (m >= 20) {
-        logM.push_back(std::log(double(m)));
-        logE.push_back(std::log(e));
-      }
+    for (std::size_t k = 0; k < ms.size(); ++k) {
+      logM.push_back(std::log(double(ms[k])));
+      logE.push_back(0.5 * std::log(meanSquared[k]));
+    }
     const double n = double(logM.size());
     const double meanM = std::accumulate(logM.begin(), logM.end(), 0.0) / n;
     const double meanE = std::accumulate(logE.begin(), logE.end(), 0.0) / n;
@@ -96,22 +107,87 @@ TEST_CASE("stochastic: the error against the solution of the same kernel falls a
       sxy += (logM[i] - meanM) * (logE[i] - meanE);
       sxx += (logM[i] - meanM) * (logM[i] - meanM);
     }
-    std::printf("  shooting the %s: relative RMS at m = 10, 20, 40, 80, 160, 320: %.4f %.4f %.4f %.4f %.4f %.4f; "
-                "slope of log error over log m (m = 20..320) %.3f\n",
-                name, errors.at(10), errors.at(20), errors.at(40), errors.at(80), errors.at(160), errors.at(320),
-                sxy / sxx);
-    return std::pair(sxy / sxx, errors);
+    std::printf("  shooting the %s: RMS over %d runs of the relative RMS error at m = 20, 40, 80, 160, 320: "
+                "%.4f %.4f %.4f %.4f %.4f; slope %.3f\n",
+                name, kRuns, std::sqrt(meanSquared[0]), std::sqrt(meanSquared[1]), std::sqrt(meanSquared[2]),
+                std::sqrt(meanSquared[3]), std::sqrt(meanSquared[4]), sxy / sxx);
+    return std::pair(sxy / sxx, meanSquared);
   };
-  std::printf("stochastic vs progressive (one-texel shooters, %llu shots, residual %.5f), %zu texels:\n",
+  std::printf("stochastic vs progressive (the same 4x4 clusters, %llu shots, residual %.5f), %zu texels:\n",
               static_cast<unsigned long long>(solution.shots), solution.checkpoints.back().residualFraction,
               std::size_t(std::count(a.patches.valid.begin(), a.patches.valid.end(), 1)));
-  const auto [slope, errors] = convergence(StochasticShootFrom::LastIterate, "last iterate (default)");
-  CHECK(slope <= -0.5);
-  CHECK(errors.at(320) < 0.25 * errors.at(20));  // 1/√16 = 0.25
-  // The paper's running-average source, for the record (stochastic.hpp: its start's error decays
-  // as m^−(1−λ)); only its convergence is checked.
-  const auto [paperSlope, paperErrors] = convergence(StochasticShootFrom::RunningAverage, "running average (paper)");
-  CHECK(paperErrors.at(320) < paperErrors.at(20));
+  // 1/√m is a slope of −0.5; five runs estimate it within about ±0.05 (two sets measured −0.53 and −0.58), so the test
+  // asks −0.45. The paper's running-average source measures about −0.35 here and would fail it.
+  const auto [slope, meanSquared] = convergence(StochasticShootFrom::LastIterate, "last iterate (default)");
+  CHECK(slope <= -0.45);
+  CHECK(std::sqrt(meanSquared.back() / meanSquared.front()) < 0.3);  // 1/√16 = 0.25
+  const auto [paperSlope, paperMeanSquared] = convergence(StochasticShootFrom::RunningAverage, "running average (paper)");
+  CHECK(paperMeanSquared.back() < paperMeanSquared.front());  // it converges, more slowly
+}
+
+TEST_CASE("stochastic: the furnace through the project's atlas reaches E / (1 - a) within 2%",
+          "[lightmap][stochastic]") {
+  // Every surface emits E = 1 and reflects a = 0.5 in a closed box: L = E / (1 − a) = 2 everywhere.
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
+  const Atlas a = makeAtlas(scene, 32);
+  StochasticOptions options;
+  options.hemisphereResolution = 128;
+  options.shootersPerIteration = 16;
+  options.clusterTexels = 4;
+  options.emitterClusterTexels = 4;
+  options.iterations = 200;
+  const StochasticResult result = solveStochastic(scene, a.atlas, a.patches, options);
+  double worst = 0.0, squared = 0.0, mean = 0.0, area = 0.0;
+  for (std::size_t t = 0; t < a.patches.texelCount(); ++t) {
+    if (!a.patches.valid[t]) continue;
+    const double w = a.patches.area[t];
+    area += w;
+    for (int c = 0; c < 3; ++c) {
+      const double deviation = double(result.lightmap.radiance[t][c]) / 2.0 - 1.0;
+      worst = std::max(worst, std::abs(deviation));
+      squared += w * deviation * deviation / 3.0;
+      mean += w * double(result.lightmap.radiance[t][c]) / 3.0;
+    }
+  }
+  mean /= area;
+  std::printf("furnace: %llu iterations x %d shooters, mean %.4f, RMS deviation from 2: %.3f%%, worst texel %.3f%%\n",
+              static_cast<unsigned long long>(result.iterations), options.shootersPerIteration, mean,
+              100.0 * std::sqrt(squared / area), 100.0 * worst);
+  CHECK(std::abs(mean / 2.0 - 1.0) < 0.02);
+  CHECK(std::sqrt(squared / area) < 0.02);
+  CHECK(worst < 0.06);
+}
+
+TEST_CASE("stochastic: a run is deterministic for a seed, and another seed draws other shooters",
+          "[lightmap][stochastic]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const Atlas a = makeAtlas(scene, 32);
+  StochasticOptions options;
+  options.hemisphereResolution = 64;
+  options.iterations = 12;
+  const StochasticResult first = solveStochastic(scene, a.atlas, a.patches, options);
+  const StochasticResult again = solveStochastic(scene, a.atlas, a.patches, options);
+  options.seed = 2;
+  const StochasticResult other = solveStochastic(scene, a.atlas, a.patches, options);
+  CHECK(first.lightmap.radiance == again.lightmap.radiance);
+  CHECK(first.emitterShots == again.emitterShots);
+  CHECK(relativeRms(a.patches, first.lightmap.radiance, other.lightmap.radiance) > 1e-3);
+}
+
+TEST_CASE("stochastic: bad options are refused, naming the flag", "[lightmap][stochastic]") {
+  const auto refuses = [](auto change, const char* flag) {
+    StochasticOptions options;
+    change(options);
+    CHECK_THROWS_WITH(validateStochasticOptions(options), Catch::Contains(flag));
+  };
+  refuses([](StochasticOptions& o) { o.shootersPerIteration = 0; }, "--shooters");
+  refuses([](StochasticOptions& o) { o.shootersPerIteration = 65; }, "--shooters");
+  refuses([](StochasticOptions& o) { o.clusterTexels = 0; }, "--cluster");
+  refuses([](StochasticOptions& o) { o.emitterClusterTexels = 17; }, "--emitter-cluster");
+  refuses([](StochasticOptions& o) { o.hemisphereResolution = 8; }, "--hemisphere");
+  refuses([](StochasticOptions& o) { o.maxEdgeFraction = 2.0; }, "--max-edge");
+  refuses([](StochasticOptions& o) { o.timeBudgetSeconds = -1.0; }, "--time-budget");
+  refuses([](StochasticOptions& o) { o.iterations = 0; }, "never stop");
 }
 
 }  // namespace ibrr::lightmap
@@ -120,13 +196,15 @@ namespace ibrr::lightmap {
 
 // The README's figures: `ibrr_lightmap_tests "[.stochastic_figures]"` with IBRR_STOCHASTIC_ATLAS
 // (atlas side, default 256), IBRR_STOCHASTIC_SCENE (default cornell.json), IBRR_STOCHASTIC_OUT (a
-// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _HEMISPHERE,
+// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _CLUSTER, _EMITTER_CLUSTER, _HEMISPHERE,
 // _ITERATIONS and _SEED.
 TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_figures]") {
   const char* sceneEnv = std::getenv("IBRR_STOCHASTIC_SCENE");
   const scene::Scene scene = scene::loadScene(test::sceneDir() / (sceneEnv ? sceneEnv : "cornell.json"));
   StochasticOptions options;
   if (const char* e = std::getenv("IBRR_STOCHASTIC_SHOOTERS")) options.shootersPerIteration = std::atoi(e);
+  if (const char* e = std::getenv("IBRR_STOCHASTIC_CLUSTER")) options.clusterTexels = std::atoi(e);
+  if (const char* e = std::getenv("IBRR_STOCHASTIC_EMITTER_CLUSTER")) options.emitterClusterTexels = std::atoi(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_HEMISPHERE")) options.hemisphereResolution = std::atoi(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_ITERATIONS")) options.iterations = std::strtoull(e, nullptr, 10);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_SEED")) options.seed = std::uint32_t(std::atoi(e));
@@ -148,6 +226,79 @@ TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_fi
     result.lightmap.atlasOptions.texelsPerUnit = 0.0f;
     saveLightmap(outEnv, result.lightmap);
   }
+}
+
+}  // namespace ibrr::lightmap
+
+namespace ibrr::lightmap {
+
+TEST_CASE("stochastic: ibrr bake --method stochastic writes a furnace lightmap of E / (1 - a)",
+          "[lightmap][stochastic][cli]") {
+  test::glContext();
+  const std::filesystem::path folder = test::outputDir("stochastic_cli_furnace");
+  const std::filesystem::path file = folder / "furnace.lightmap";
+  const test::CommandResult result =
+      test::runIbrr({"bake", "furnace", "--method", "stochastic", "--atlas", "32", "--cluster", "4", "--emitter-cluster",
+                     "4", "--shooters", "16", "--hemisphere", "128", "--iterations", "200", "-o", file.string()});
+  INFO(result.err);
+  REQUIRE(result.exitCode == 0);
+  CHECK_THAT(result.out, Catch::Contains("wrote") && Catch::Contains("ms per iteration") &&
+                             Catch::Contains("200 (stopped by iterations"));
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
+  LightmapAtlas atlas;
+  const Lightmap lightmap = loadLightmap(file, scene, &atlas);
+  CHECK(lightmap.method == "stochastic");
+  const PatchList patches = rasterizePatches(scene, atlas);
+  double sum = 0.0, area = 0.0;
+  for (std::size_t t = 0; t < patches.texelCount(); ++t)
+    if (patches.valid[t]) {
+      sum += double(patches.area[t]) * double(lightmap.radiance[t].r + lightmap.radiance[t].g + lightmap.radiance[t].b) / 3.0;
+      area += double(patches.area[t]);
+    }
+  std::printf("stochastic bake of the furnace: mean %.4f (2 expected)\n", sum / area);
+  CHECK(sum / area == Approx(2.0).epsilon(0.02));
+}
+
+TEST_CASE("stochastic: bake flags of other methods are refused, naming the flag", "[lightmap][stochastic][cli]") {
+  const std::filesystem::path folder = test::outputDir("stochastic_cli_flags");
+  const std::string lightmap = (folder / "x.lightmap").string();
+  const std::string store = (folder / "x.ibrr").string();
+  struct Case {
+    std::vector<std::string> arguments;
+    std::string named;
+  };
+  const Case cases[] = {
+      {{"bake", "furnace", "--method", "stochastic", "--paths", "64", "-o", lightmap}, "--paths"},
+      {{"bake", "furnace", "--method", "stochastic", "--residual", "0.01", "-o", lightmap}, "--residual"},
+      {{"bake", "furnace", "--method", "stochastic", "--tolerance", "0.01", "-o", lightmap}, "--tolerance"},
+      {{"bake", "furnace", "--method", "stochastic", "--hemicube", "32", "-o", lightmap}, "--hemicube"},
+      {{"bake", "furnace", "--method", "gather", "--shooters", "4", "-o", lightmap}, "--shooters"},
+      {{"bake", "furnace", "--method", "progressive", "--shoot", "average", "-o", lightmap}, "--shoot"},
+      {{"bake", "furnace", "--shooters", "4", "-o", store}, "--shooters"},
+      {{"bake", "furnace", "--method", "stochastic", "--shooters", "0", "-o", lightmap}, "--shooters"},
+      {{"bake", "furnace", "--method", "stochastic", "--shoot", "sideways", "-o", lightmap}, "--shoot"},
+      {{"bake", "furnace", "--method", "stochastic", "--iterations", "-3", "-o", lightmap}, "--iterations"},
+  };
+  for (const Case& c : cases) {
+    const test::CommandResult result = test::runIbrr(c.arguments);
+    INFO(c.named << ": " << result.err);
+    CHECK(result.exitCode != 0);
+    CHECK_THAT(result.err, Catch::Contains(c.named));
+  }
+  CHECK(std::filesystem::is_empty(folder));  // nothing written
+}
+
+TEST_CASE("stochastic: Ctrl-C stops a stochastic bake: exit 130, no lightmap and no temporary file left",
+          "[lightmap][stochastic][cli]") {
+  const std::filesystem::path folder = test::outputDir("stochastic_cli_interrupt");
+  const std::filesystem::path file = folder / "cornell.lightmap";
+  const std::string command = "cd " + folder.string() + " && (" + std::string(IBRR_EXECUTABLE) +
+                              " bake cornell --method stochastic --iterations 100000 -o " + file.string() +
+                              " >out.txt 2>err.txt & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo $? > code.txt)";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK(test::readText(folder / "code.txt") == "130\n");
+  CHECK_THAT(test::readText(folder / "err.txt"), Catch::Contains("nothing was written"));
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) CHECK(entry.path().extension() == ".txt");
 }
 
 }  // namespace ibrr::lightmap
