@@ -159,7 +159,8 @@ void addRenderCommand(CLI::App& app) {
                           " (default: ibrr with --store, lightmap with --lightmap, else albedo)");
   command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
   command->add_option("--lightmap", options->lightmap,
-                      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather') for --method lightmap, "
+                      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather, progressive or stochastic') for "
+                      "--method lightmap, "
                       "the default when given");
   command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
   command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")

@@ -6,6 +6,7 @@
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/progressive.hpp"
+#include "lightmap/stochastic.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
@@ -365,6 +366,61 @@ MethodResult runProgressive(const MethodContext& context) {
   return result;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Texel lightmap, stochastic iteration radiosity, error every so many iterations.
+
+struct StochasticSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::StochasticOptions stochasticOptions;
+};
+
+StochasticSetup stochasticSetup(const CompareOptions& options) {
+  StochasticSetup setup;  // Final: the atlas's and the solver's documented defaults
+  setup.atlasOptions.targetSize = lightmap::kDefaultStochasticAtlasSize;
+  lightmap::StochasticOptions& s = setup.stochasticOptions;
+  s.seed = options.seed + 1;
+  if (options.quality == Quality::Smoke) {
+    setup.atlasOptions.targetSize = 48;
+    s.hemisphereResolution = 64;
+    s.clusterTexels = std::max(1, s.clusterTexels / 4);
+    s.iterations = 40;
+  } else if (options.quality == Quality::Preview) {
+    setup.atlasOptions.targetSize = lightmap::kDefaultStochasticAtlasSize / 2;
+    s.clusterTexels = std::max(1, s.clusterTexels / 2);  // the same shooter size in scene units
+    s.iterations /= 4;
+  }
+  s.checkpointIterations = std::max<std::uint64_t>(s.iterations / 8, 1);
+  s.timeBudgetSeconds = options.budgetSeconds;
+  if (s.timeBudgetSeconds > 0.0) s.iterations = 0;  // until the budget ends
+  return setup;
+}
+
+MethodResult runStochastic(const MethodContext& context) {
+  const StochasticSetup setup = stochasticSetup(context.options);
+  MethodResult result;
+  result.method = "stochastic";
+  LightmapRun run(context, setup.atlasOptions, result);
+  Progress progress("stochastic", setup.stochasticOptions.iterations, "iterations");
+  const lightmap::StochasticResult solved = lightmap::solveStochastic(
+      context.scene, run.atlas(), run.patches(), setup.stochasticOptions,
+      [&](const lightmap::StochasticCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
+        run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.iterations) + " iterations");
+      },
+      [&](std::uint64_t) { progress.advance(1); });
+  progress.finish();
+  nlohmann::json settings = nlohmann::json::parse(lightmap::stochasticSettingsJson(setup.stochasticOptions));
+  settings["iterationsRun"] = solved.iterations;
+  settings["shotsRun"] = solved.shots;
+  settings["clusters"] = solved.clusters;
+  settings["visibilityTriangles"] = solved.visibilityTriangles;
+  settings["stopReason"] = solved.stopReason;
+  result.summary = run.atlasSummary() + ", " + std::to_string(solved.iterations) + " iterations of " +
+                   std::to_string(setup.stochasticOptions.shootersPerIteration) + " shooters (" +
+                   std::to_string(setup.stochasticOptions.clusterTexels) + "² texel blocks)";
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
+  return result;
+}
+
 constexpr std::array kRunners{
     MethodRunner{"ibrr", "image-based radiosity representation: VPL hemicubes warped into a layered depth cube",
                  runIbrr},
@@ -372,13 +428,15 @@ constexpr std::array kRunners{
     MethodRunner{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", runGather},
     MethodRunner{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",
                  runProgressive},
+    MethodRunner{"stochastic", "texel lightmap, GPU stochastic iteration radiosity (perspective ray-bundle shooting)",
+                 runStochastic},
 };
 
 const MethodRunner& findRunner(const std::string& name) {
   for (const MethodRunner& runner : kRunners)
     if (runner.name == name) return runner;
   throw Error("--methods: unknown method '" + name + "'; implemented: " + methodRunnerNames() +
-              " (stochastic and matrix are not built yet)");
+              " (matrix is not built yet)");
 }
 
 Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embree, const scene::Camera& camera,

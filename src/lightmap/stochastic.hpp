@@ -55,14 +55,14 @@ inline constexpr int kDefaultStochasticAtlasSize = 256;
 enum class StochasticShootFrom { LastIterate, RunningAverage };
 
 struct StochasticOptions {
-  int shootersPerIteration = 8;    // S: shooters batched into one iteration, [1, 64]
-  int clusterTexels = 8;           // B: reflecting texels shoot as blocks of up to B×B texels of a chart, [1, 16]
+  int shootersPerIteration = 16;   // S: shooters batched into one iteration, [1, 64]
+  int clusterTexels = 4;           // B: reflecting texels shoot as blocks of up to B×B texels of a chart, [1, 16]
   int emitterClusterTexels = 1;    // the same for texels with emission (1: sharp direct shadows), [1, 16]
   int hemisphereResolution = 256;  // the visibility buffer's side in pixels, [16, 4096]
   // Visibility pass tessellation, as ProgressiveOptions::maxEdgeFraction (fraction of the scene
   // diagonal; 0 = none). In [0, 1].
   double maxEdgeFraction = 1.0 / 32.0;
-  std::uint64_t iterations = 512;     // m at the end; 0 = until the time budget
+  std::uint64_t iterations = 1024;    // m at the end; 0 = until the time budget
   double timeBudgetSeconds = 0.0;     // stop after the iteration that ends past this; 0 = none
   std::uint32_t seed = 1;             // the shooters' random numbers
   StochasticShootFrom shootFrom = StochasticShootFrom::LastIterate;

@@ -196,7 +196,7 @@ namespace ibrr::lightmap {
 
 // The README's figures: `ibrr_lightmap_tests "[.stochastic_figures]"` with IBRR_STOCHASTIC_ATLAS
 // (atlas side, default 256), IBRR_STOCHASTIC_SCENE (default cornell.json), IBRR_STOCHASTIC_OUT (a
-// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _CLUSTER, _EMITTER_CLUSTER, _HEMISPHERE,
+// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _CLUSTER, _EMITTER_CLUSTER, _MAX_EDGE, _HEMISPHERE,
 // _ITERATIONS and _SEED.
 TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_figures]") {
   const char* sceneEnv = std::getenv("IBRR_STOCHASTIC_SCENE");
@@ -204,6 +204,7 @@ TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_fi
   StochasticOptions options;
   if (const char* e = std::getenv("IBRR_STOCHASTIC_SHOOTERS")) options.shootersPerIteration = std::atoi(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_CLUSTER")) options.clusterTexels = std::atoi(e);
+  if (const char* e = std::getenv("IBRR_STOCHASTIC_MAX_EDGE")) options.maxEdgeFraction = std::atof(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_EMITTER_CLUSTER")) options.emitterClusterTexels = std::atoi(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_HEMISPHERE")) options.hemisphereResolution = std::atoi(e);
   if (const char* e = std::getenv("IBRR_STOCHASTIC_ITERATIONS")) options.iterations = std::strtoull(e, nullptr, 10);
