@@ -152,3 +152,28 @@ TEST_CASE("Ctrl-C stops a bake cleanly: exit 130, no store and no temporary file
   for (const auto& entry : fs::directory_iterator(folder))
     CHECK(entry.path().extension() == ".txt");  // no .tmp or partial store beside the logs
 }
+
+TEST_CASE("ibrr diff counts the dark pixels, outside the direct light's shadows too, and draws them", "[cli]") {
+  // The reference: the Cornell box's albedo view; the test: the same with its left 8 columns at 40%.
+  const fs::path folder = test::outputDir("cli_diff_dark");
+  const fs::path reference = folder / "reference.exr", darkened = folder / "darkened.exr";
+  const fs::path picture = folder / "dark.png";
+  REQUIRE(test::runIbrr({"render", "cornell", "--view", "albedo", "--size", "32x32", "-o", reference.string()})
+              .exitCode == 0);
+  display::Image image = display::readImage(reference);
+  std::size_t darkenedLit = 0;
+  for (int y = 0; y < image.height; ++y)
+    for (int x = 0; x < 8; ++x)
+      if (glm::dot(image.at(x, y), glm::vec3(0.2126f, 0.7152f, 0.0722f)) > 0.0f) {
+        image.at(x, y) *= 0.4f;
+        ++darkenedLit;
+      }
+  display::writeImage(image, darkened);
+  const test::CommandResult result = test::runIbrr({"diff", darkened.string(), reference.string(), "--scene", "cornell",
+                                                    "--dark-pixels", picture.string()});
+  INFO(result.err);
+  REQUIRE(result.exitCode == 0);
+  CHECK_THAT(result.out, Contains("dark pixels") && Contains("(" + std::to_string(darkenedLit) + " of ") &&
+                             Contains("outside shadows") && Contains(picture.string()));
+  CHECK(fs::exists(picture));
+}

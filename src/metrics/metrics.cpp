@@ -29,6 +29,66 @@ float srgbToLinear(float c) {
 
 }  // namespace
 
+DarkPixels countDarkPixels(const display::Image& test, const display::Image& reference,
+                           std::span<const std::uint8_t> mask, float fraction) {
+  checkInputs(test, reference, mask);
+  const glm::vec3 luminance(0.2126f, 0.7152f, 0.0722f);
+  DarkPixels count;
+  for (std::size_t i = 0; i < reference.pixels.size(); ++i) {
+    if (!mask.empty() && mask[i] == 0) continue;
+    const float y = glm::dot(luminance, reference.pixels[i]);
+    if (!(y > 0.0f)) continue;
+    ++count.compared;
+    if (glm::dot(luminance, test.pixels[i]) < fraction * y) ++count.dark;
+  }
+  return count;
+}
+
+display::Image darkPixelImage(const display::Image& test, const display::Image& reference,
+                              std::span<const std::uint8_t> mask, std::span<const std::uint8_t> shadow, float fraction) {
+  checkInputs(test, reference, mask);
+  if (!shadow.empty() && shadow.size() != reference.pixels.size())
+    throw Error("the shadow mask has " + std::to_string(shadow.size()) + " pixels but the images have " +
+                std::to_string(reference.pixels.size()));
+  const glm::vec3 luminance(0.2126f, 0.7152f, 0.0722f);
+  std::vector<float> values;
+  values.reserve(test.pixels.size());
+  for (const glm::vec3& p : test.pixels) values.push_back(glm::dot(luminance, p));
+  std::vector<float> sorted = values;
+  const std::size_t at = std::min(sorted.size() - 1, std::size_t(0.99 * double(sorted.size())));
+  std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(at), sorted.end());
+  const float white = std::max(2.0f * sorted[at], 1e-30f);
+  display::Image image;
+  image.width = test.width;
+  image.height = test.height;
+  image.pixels.resize(test.pixels.size());
+  for (std::size_t i = 0; i < test.pixels.size(); ++i) {
+    if (!mask.empty() && mask[i] == 0) {
+      image.pixels[i] = glm::vec3(0.0f);
+      continue;
+    }
+    const float y = glm::dot(luminance, reference.pixels[i]);
+    const bool dark = y > 0.0f && values[i] < fraction * y;
+    const bool inShadow = !shadow.empty() && shadow[i] != 0;
+    if (dark)
+      image.pixels[i] = inShadow ? glm::vec3(0.0f, 0.1f, 1.0f) : glm::vec3(1.0f, 0.0f, 0.0f);
+    else
+      image.pixels[i] = glm::vec3(std::clamp(values[i] / white, 0.0f, 1.0f));
+  }
+  return image;
+}
+
+std::vector<std::uint8_t> intersectMasks(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
+  if (a.empty()) return {b.begin(), b.end()};
+  if (b.empty()) return {a.begin(), a.end()};
+  if (a.size() != b.size())
+    throw Error("the masks differ in size (" + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                " pixels)");
+  std::vector<std::uint8_t> both(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) both[i] = (a[i] != 0 && b[i] != 0) ? 1 : 0;
+  return both;
+}
+
 ErrorMetrics compareImages(const display::Image& test, const display::Image& reference,
                            std::span<const std::uint8_t> mask) {
   checkInputs(test, reference, mask);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace ibrr::metrics {
 
@@ -25,6 +26,25 @@ struct ErrorMetrics {
 // Throws ibrr::Error when the sizes differ or the mask keeps no pixel.
 ErrorMetrics compareImages(const display::Image& test, const display::Image& reference,
                            std::span<const std::uint8_t> mask = {});
+
+// Dark pixels (the "dark seams" of texel lightmaps: texels that sample inside walls, unfilled
+// atlas gutters): the pixels kept by `mask` whose luminance (Rec. 709) is below `fraction` of the
+// reference's, over the kept pixels whose reference luminance is above 0.
+struct DarkPixels {
+  std::size_t dark = 0;
+  std::size_t compared = 0;
+  [[nodiscard]] double fraction() const { return compared ? double(dark) / double(compared) : 0.0; }
+};
+DarkPixels countDarkPixels(const display::Image& test, const display::Image& reference,
+                           std::span<const std::uint8_t> mask = {}, float fraction = 0.5f);
+// A picture of countDarkPixels(): the test image in grey (its luminance over twice its 99th
+// percentile), dark pixels outside shadows in red, dark pixels in `shadow` (one byte per pixel,
+// nonzero = in shadow; may be empty) in blue, pixels the mask leaves out black. Linear values.
+display::Image darkPixelImage(const display::Image& test, const display::Image& reference,
+                              std::span<const std::uint8_t> mask, std::span<const std::uint8_t> shadow,
+                              float fraction = 0.5f);
+// Pixels marked in both masks (empty = all).
+std::vector<std::uint8_t> intersectMasks(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b);
 
 // "relRMSE 0.0123  relMSE 0.000456  energy 0.998 1.001 0.999  (65536 px)"
 std::string formatMetrics(const ErrorMetrics& metrics);

@@ -1,5 +1,8 @@
 #include "rays/pinhole.hpp"
 
+#include "rays/light_set.hpp"
+#include "rays/warp.hpp"
+
 #include <tbb/parallel_for.h>
 
 #include <cmath>
@@ -47,6 +50,82 @@ std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene
     }
   });
   return mask;
+}
+
+std::vector<std::uint8_t> directShadowMask(const EmbreeScene& embree, const scene::Camera& camera, int width,
+                                           int height, int samples) {
+  const scene::Scene& scene = embree.scene();
+  const LightSet lights(scene, "the shadow mask");
+  const PinholeCamera pinhole(camera, width, height);
+  const int side = std::max(1, int(std::ceil(std::sqrt(double(samples)))));
+  std::vector<std::uint8_t> shadow(std::size_t(width) * height, 0);
+  tbb::parallel_for(0, height, [&](int y) {
+    for (int x = 0; x < width; ++x) {
+      const Ray ray = pinhole.generate(glm::vec2(float(x) + 0.5f, float(y) + 0.5f));
+      const Hit hit = embree.intersect(ray);
+      if (!hit.valid()) continue;
+      const SurfacePoint point = embree.surface(ray, hit);
+      if (glm::any(glm::greaterThan(point.emission, glm::vec3(0.0f)))) continue;
+      const glm::vec3 normal = point.frontFacing ? point.geometricNormal : -point.geometricNormal;
+      // Direct irradiance estimates, without and with occlusion: each sample's E = L_e cosθ_s
+      // cosθ_l / (r² p) for a point on an emitter (p = the light's choice probability / its area),
+      // I cosθ_s / (r² p) for a point or spot light (mean of RGB).
+      double unoccluded = 0.0, arriving = 0.0;
+      for (int k = 0; k < side * side; ++k) {
+        // A fixed stratified pattern per pixel: cell (k % side, k / side) of the unit square for
+        // the light choice and, shifted, for the point on it.
+        const glm::vec2 u((float(k % side) + 0.5f) / float(side), (float(k / side) + 0.5f) / float(side));
+        const glm::vec2 v(std::fmod(u.x + 0.5f / float(side) + 0.37f, 1.0f), std::fmod(u.y + 0.61f, 1.0f));
+        float probability = 0.0f;
+        const std::uint32_t light = lights.choose(u.x, probability);
+        const std::uint32_t local = lights.localIndex(light);
+        glm::vec3 target(0.0f), lightNormal(0.0f), emitted(0.0f);
+        float density = probability;  // p, per unit area for an emitter
+        switch (lights.kind(light)) {
+          case LightKind::Triangle: {
+            const scene::EmissiveTriangle& emitter = scene.emitters()[local];
+            const glm::vec2 b = squareToTriangleBarycentrics(glm::vec2(u.y, v.x));
+            target = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
+            lightNormal = emitter.normal;
+            emitted = emitter.radiance;
+            density = probability / emitter.area;
+            break;
+          }
+          case LightKind::Point:
+            target = scene.pointLights[local].position;
+            emitted = scene.pointLights[local].intensity;
+            break;
+          case LightKind::Spot: {
+            const scene::SpotLight& spot = scene.spotLights[local];
+            target = spot.position;
+            const glm::vec3 out = glm::normalize(point.position - target);
+            emitted = spot.intensity * spotProfile(spot, glm::dot(glm::normalize(spot.direction), out));
+            break;
+          }
+        }
+        const glm::vec3 toLight = target - point.position;
+        const float distance = glm::length(toLight);
+        if (!(distance > 0.0f) || !(density > 0.0f)) continue;
+        const glm::vec3 omega = toLight / distance;
+        const float cosSurface = glm::dot(normal, omega);
+        const float cosLight = lights.kind(light) == LightKind::Triangle ? -glm::dot(lightNormal, omega) : 1.0f;
+        if (cosSurface <= 0.0f || cosLight <= 0.0f) continue;
+        const double irradiance =
+            double(emitted.r + emitted.g + emitted.b) / 3.0 * cosSurface * cosLight / (double(distance) * distance * density);
+        unoccluded += irradiance;
+        Ray shadowRay;
+        shadowRay.origin = embree.offsetOrigin(point, toLight);
+        const glm::vec3 end = target + embree.epsilon() * lightNormal;
+        const glm::vec3 d = end - shadowRay.origin;
+        const float length = glm::length(d);
+        shadowRay.direction = d / length;
+        shadowRay.tFar = length * (1.0f - 1e-5f);
+        if (!embree.occluded(shadowRay)) arriving += irradiance;
+      }
+      shadow[std::size_t(y) * width + x] = (unoccluded <= 0.0 || arriving < 0.5 * unoccluded) ? 1 : 0;
+    }
+  });
+  return shadow;
 }
 
 }  // namespace ibrr::rays

@@ -30,4 +30,14 @@ private:
 std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene::Camera& camera, int width,
                                           int height);
 
+// One byte per pixel (row 0 at the top): 1 where the surface the pixel's centre sees is in the
+// direct light's shadow, 0 where it is lit: in shadow when less than half of the direct
+// irradiance it would receive without occluders arrives, or none would (lit only by reflected
+// light). Both irradiances are estimated with the same `samples` stratified points on the lights
+// (chosen in proportion to their power, as the path tracer's next-event estimation; a point or
+// spot light is its position). Pixels that see nothing or a light are 0. Throws ibrr::Error when
+// the scene has no light.
+std::vector<std::uint8_t> directShadowMask(const EmbreeScene& embree, const scene::Camera& camera, int width,
+                                           int height, int samples = 64);
+
 }  // namespace ibrr::rays

@@ -1,5 +1,6 @@
 // Embree scene: hits against known geometry, instancing, occlusion, streams equal single rays.
 #include "rays/embree_scene.hpp"
+#include "rays/pinhole.hpp"
 #include "rays/sampler.hpp"
 #include "rays/warp.hpp"
 #include "test_scenes.hpp"
@@ -115,4 +116,40 @@ TEST_CASE("a scene without triangles is refused with a message", "[rays][embree]
   scene::Scene scene;
   scene.finalize();
   CHECK_THROWS_AS(EmbreeScene(scene), Error);
+}
+
+TEST_CASE("the direct shadow mask marks the umbra of an occluder and leaves lit points out", "[rays][embree]") {
+  // A 40 × 40 plane z = 0 under a 0.5 × 0.4 light at z = 1 facing down, and a black slab at
+  // z = 0.5 over x ∈ [0.5, 1.5]: from (2, 0, 0) every light point is seen through the slab
+  // (x = (2 + l_x)/2 ∈ [0.875, 1.125] at z = 0.5), from (−2, 0, 0) none is.
+  scene::Scene scene;
+  const float h = 20.0f;
+  test::addQuad(scene, {-h, -h, 0.0f}, {h, -h, 0.0f}, {h, h, 0.0f}, {-h, h, 0.0f}, glm::vec3(0.5f), glm::vec3(0.0f),
+                "plane");
+  test::addQuad(scene, {-0.25f, -0.2f, 1.0f}, {-0.25f, 0.2f, 1.0f}, {0.25f, 0.2f, 1.0f}, {0.25f, -0.2f, 1.0f},
+                glm::vec3(0.0f), glm::vec3(10.0f), "light");
+  test::addQuad(scene, {0.5f, -1.0f, 0.5f}, {1.5f, -1.0f, 0.5f}, {1.5f, 1.0f, 0.5f}, {0.5f, 1.0f, 0.5f},
+                glm::vec3(0.0f), glm::vec3(0.0f), "slab");
+  scene::Camera camera;  // straight down from z = 5, 60° (half-width 5·tan 30° = 2.887 at the plane)
+  camera.name = "down";
+  camera.eye = glm::vec3(0.0f, 0.0f, 5.0f);
+  camera.target = glm::vec3(0.0f);
+  camera.up = glm::vec3(0.0f, 1.0f, 0.0f);
+  camera.verticalFovDegrees = 60.0f;
+  scene.cameras.push_back(camera);
+  scene.finalize();
+  const EmbreeScene embree(scene);
+  constexpr int kSize = 64;
+  const std::vector<std::uint8_t> shadow = directShadowMask(embree, scene.camera("down"), kSize, kSize);
+  REQUIRE(shadow.size() == std::size_t(kSize * kSize));
+  // Pixel of a plane point (x, 0, 0): x_pixel = (x / 2.887 + 1) / 2 · 64.
+  const auto pixelOf = [&](float x) {
+    const float ndc = x / (5.0f * std::tan(glm::radians(30.0f)));
+    return int((ndc + 1.0f) * 0.5f * float(kSize));
+  };
+  const auto at = [&](int px) { return shadow[std::size_t(kSize / 2) * kSize + std::size_t(px)]; };
+  // glm::lookAt looking down −z with up +y: right = forward × up = (0,0,−1) × (0,1,0) = (1, 0, 0).
+  CHECK(at(pixelOf(2.0f)) == 1);   // the umbra
+  CHECK(at(pixelOf(-2.0f)) == 0);  // lit
+  CHECK(at(pixelOf(1.0f)) == 0);   // the slab's top (hit at x = 0.9, z = 0.5), facing the light
 }

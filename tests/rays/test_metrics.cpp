@@ -62,3 +62,34 @@ TEST_CASE("the error heat map runs from blue to red and greys out masked pixels"
   CHECK(heat.at(1, 0).r > 4.0f * heat.at(0, 0).r);
   CHECK(heat.at(2, 0).r == Approx(heat.at(2, 0).g));  // masked: grey
 }
+
+TEST_CASE("dark pixels are those below half the reference's luminance, inside the mask", "[metrics]") {
+  display::Image reference(4, 1, glm::vec3(1.0f));
+  reference.at(3, 0) = glm::vec3(0.0f);  // black in the reference: never counted
+  display::Image test = reference;
+  test.at(0, 0) = glm::vec3(0.49f);               // dark
+  test.at(1, 0) = glm::vec3(0.51f);               // not dark
+  test.at(2, 0) = glm::vec3(0.0f, 0.0f, 1.0f);    // luminance 0.0722: dark whatever its blue
+  const metrics::DarkPixels all = metrics::countDarkPixels(test, reference);
+  CHECK(all.compared == 3);
+  CHECK(all.dark == 2);
+  CHECK(all.fraction() == Approx(2.0 / 3.0));
+  const std::vector<std::uint8_t> mask = {0, 1, 1, 1};
+  const metrics::DarkPixels masked = metrics::countDarkPixels(test, reference, mask);
+  CHECK(masked.compared == 2);
+  CHECK(masked.dark == 1);
+  CHECK(metrics::countDarkPixels(test, reference, mask, 0.05f).dark == 0);
+
+  CHECK(metrics::intersectMasks(mask, std::vector<std::uint8_t>{1, 1, 0, 1}) == std::vector<std::uint8_t>{0, 1, 0, 1});
+  CHECK(metrics::intersectMasks({}, mask) == mask);
+  CHECK_THROWS_AS(metrics::intersectMasks(mask, std::vector<std::uint8_t>{1}), Error);
+
+  // The picture: dark and lit in red, dark and in shadow in blue, masked out black, others grey.
+  const std::vector<std::uint8_t> shadow = {0, 0, 1, 0};
+  const display::Image picture = metrics::darkPixelImage(test, reference, {}, shadow);
+  CHECK(picture.at(0, 0) == glm::vec3(1.0f, 0.0f, 0.0f));
+  CHECK(picture.at(2, 0) == glm::vec3(0.0f, 0.1f, 1.0f));
+  CHECK(picture.at(1, 0).r == picture.at(1, 0).b);  // grey
+  CHECK(picture.at(1, 0).r > 0.0f);
+  CHECK(metrics::darkPixelImage(test, reference, mask, shadow).at(0, 0) == glm::vec3(0.0f));
+}
