@@ -6,7 +6,9 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstddef>
 #include <numbers>
 #include <string>
@@ -17,14 +19,93 @@ namespace {
 
 constexpr int kFacesPerHemicube = 5;
 
-// Uniform locations (shaders/lightmap_gather.vert/.frag, lightmap_reduce.comp).
+// Uniform locations (shaders/lightmap_gather.vert/.frag, lightmap_reduce.comp, lightmap_gather_cull.comp).
 constexpr GLint kUniformFirstEntry = 0;  // the batch's first record within the bound range
 constexpr GLint kUniformResolution = 1;  // lightmap_reduce.comp
+constexpr GLint kUniformChunkCount = 1;  // lightmap_gather_cull.comp
+constexpr GLint kUniformSlotCount = 2;   // lightmap_gather_cull.comp
 
 // SSBO bindings.
 constexpr GLuint kFaceMatricesBinding = 0;
 constexpr GLuint kMultiplierBinding = 0;
 constexpr GLuint kPatchBinding = 1;
+constexpr GLuint kChunksBinding = 1;    // lightmap_gather_cull.comp
+constexpr GLuint kCommandsBinding = 2;  // lightmap_gather_cull.comp
+
+constexpr int kCullGroupSize = 64;    // lightmap_gather_cull.comp local_size_x
+constexpr GLuint kSlotAttribute = 4;  // lightmap_gather.vert a_slot
+
+// A chunk of the sorted triangle list as the cull pass reads it (std430, 48 bytes).
+struct GpuChunk {
+  glm::vec4 lower;  // box, world space
+  glm::vec4 upper;
+  std::uint32_t firstVertex = 0;
+  std::uint32_t vertexCount = 0;
+  std::uint32_t unused[2] = {0, 0};
+};
+
+// glMultiDrawArraysIndirect's command (16 bytes).
+struct DrawArraysIndirectCommand {
+  std::uint32_t count = 0;
+  std::uint32_t instanceCount = 0;
+  std::uint32_t first = 0;
+  std::uint32_t baseInstance = 0;
+};
+
+// Spreads the low 10 bits of v to every third bit (for a 30-bit 3D Morton code).
+std::uint32_t spreadBits(std::uint32_t v) {
+  v &= 0x3ffu;
+  v = (v | (v << 16)) & 0x030000ffu;
+  v = (v | (v << 8)) & 0x0300f00fu;
+  v = (v | (v << 4)) & 0x030c30c3u;
+  v = (v | (v << 2)) & 0x09249249u;
+  return v;
+}
+
+// The atlas triangles sorted along a Morton curve of their centroids (spatially coherent chunks),
+// and the chunks of kGatherChunkTriangles with their boxes.
+struct ChunkedTriangles {
+  std::vector<LightmapVertex> vertices;
+  std::vector<GpuChunk> chunks;
+};
+ChunkedTriangles chunkTriangles(const LightmapAtlas& atlas) {
+  const std::size_t triangles = atlas.vertices.size() / 3;
+  glm::vec3 lower(std::numeric_limits<float>::max()), upper(-std::numeric_limits<float>::max());
+  for (const LightmapVertex& v : atlas.vertices) {
+    lower = glm::min(lower, v.position);
+    upper = glm::max(upper, v.position);
+  }
+  const glm::vec3 extent = glm::max(upper - lower, glm::vec3(1e-30f));
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed(triangles);  // (Morton code, triangle)
+  for (std::size_t t = 0; t < triangles; ++t) {
+    const glm::vec3 centroid =
+        (atlas.vertices[3 * t].position + atlas.vertices[3 * t + 1].position + atlas.vertices[3 * t + 2].position) / 3.0f;
+    const glm::uvec3 cell = glm::uvec3(glm::clamp((centroid - lower) / extent, 0.0f, 1.0f) * 1023.0f);
+    keyed[t] = {spreadBits(cell.x) | (spreadBits(cell.y) << 1) | (spreadBits(cell.z) << 2), std::uint32_t(t)};
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  ChunkedTriangles out;
+  out.vertices.reserve(atlas.vertices.size());
+  for (std::size_t begin = 0; begin < triangles; begin += kGatherChunkTriangles) {
+    const std::size_t end = std::min(triangles, begin + kGatherChunkTriangles);
+    GpuChunk chunk;
+    chunk.firstVertex = std::uint32_t(out.vertices.size());
+    glm::vec3 boxLower(std::numeric_limits<float>::max()), boxUpper(-std::numeric_limits<float>::max());
+    for (std::size_t k = begin; k < end; ++k) {
+      for (int corner = 0; corner < 3; ++corner) {
+        const LightmapVertex& v = atlas.vertices[3 * std::size_t(keyed[k].second) + std::size_t(corner)];
+        out.vertices.push_back(v);
+        boxLower = glm::min(boxLower, v.position);
+        boxUpper = glm::max(boxUpper, v.position);
+      }
+    }
+    chunk.vertexCount = std::uint32_t(out.vertices.size()) - chunk.firstVertex;
+    chunk.lower = glm::vec4(boxLower, 0.0f);
+    chunk.upper = glm::vec4(boxUpper, 0.0f);
+    out.chunks.push_back(chunk);
+  }
+  return out;
+}
 
 // Per-hemicube record read by the reduction (std430: 32 bytes).
 struct GpuPatch {
@@ -160,8 +241,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
     : m_maxResolution(maxResolution),
       m_layers(layers),
       m_target(target),
-      m_hemicubeCount(hemicubeTexels.size()),
-      m_mesh(atlas) {
+      m_hemicubeCount(hemicubeTexels.size()) {
   checkResolution(maxResolution, 4096);
   GLint maxLayers = 0;
   glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
@@ -192,6 +272,36 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
   }
   m_faceMatrices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(1, matrices.size()) * sizeof(glm::mat4)),
                                matrices.empty() ? nullptr : matrices.data(), 0);
+
+  // The sorted, chunked triangles; the slot attribute (location 4, one value per instance, so a
+  // command's baseInstance selects it); the command slots of a batch.
+  const ChunkedTriangles chunked = chunkTriangles(atlas);
+  m_chunkCount = chunked.chunks.size();
+  m_vertices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(chunked.vertices.size(), 1) * sizeof(LightmapVertex)),
+                           chunked.vertices.empty() ? nullptr : chunked.vertices.data(), 0);
+  m_chunks = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(m_chunkCount, 1) * sizeof(GpuChunk)),
+                         chunked.chunks.empty() ? nullptr : chunked.chunks.data(), 0);
+  std::vector<std::uint32_t> slots(std::size_t(kFacesPerHemicube) * std::size_t(layers));
+  for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = std::uint32_t(i);
+  m_slots = gpu::Buffer(GLsizeiptr(slots.size() * sizeof(std::uint32_t)), slots.data(), 0);
+  m_commands = gpu::Buffer(
+      GLsizeiptr(std::max<std::size_t>(m_chunkCount * slots.size(), 1) * sizeof(DrawArraysIndirectCommand)), nullptr, 0);
+  m_vertexArray = gpu::VertexArray::create();
+  const GLuint vao = m_vertexArray.id();
+  glVertexArrayVertexBuffer(vao, 0, m_vertices.id(), 0, sizeof(LightmapVertex));
+  glEnableVertexArrayAttrib(vao, 0);
+  glVertexArrayAttribFormat(vao, 0, 3, GL_FLOAT, GL_FALSE, offsetof(LightmapVertex, position));
+  glVertexArrayAttribBinding(vao, 0, 0);
+  glEnableVertexArrayAttrib(vao, 2);
+  glVertexArrayAttribFormat(vao, 2, 2, GL_FLOAT, GL_FALSE, offsetof(LightmapVertex, lightmapUv));
+  glVertexArrayAttribBinding(vao, 2, 0);
+  glVertexArrayVertexBuffer(vao, 1, m_slots.id(), 0, sizeof(std::uint32_t));
+  glVertexArrayBindingDivisor(vao, 1, 1);
+  glEnableVertexArrayAttrib(vao, kSlotAttribute);
+  glVertexArrayAttribIFormat(vao, kSlotAttribute, 1, GL_UNSIGNED_INT, 0);
+  glVertexArrayAttribBinding(vao, kSlotAttribute, 1);
+  m_cullProgram = gpu::loadProgram({"lightmap_gather_cull.comp"});
+  glProgramUniform1ui(m_cullProgram.id(), kUniformChunkCount, GLuint(m_chunkCount));
 
   const int rows = gatherLayerRows(maxResolution);
   m_colour = gpu::Texture(target == GatherTarget::Radiance ? GL_RGBA32F : GL_R32UI, maxResolution, rows, layers);
@@ -233,13 +343,26 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
   glDepthMask(GL_TRUE);
   glDisable(GL_CULL_FACE);  // back faces are drawn (they hide what is behind them) but see black
   glDisable(GL_BLEND);
-  m_program.use();
   // Only this batch's matrices are bound (a small range, whatever the hemicube count).
   const BoundRange range = bindRange(m_faceMatrices, kFaceMatricesBinding, first, std::size_t(count),
                                      kFacesPerHemicube * sizeof(glm::mat4), sizeof(glm::mat4));
+  // Cull: one command per (face slot, chunk) of the batch, instanceCount 0 outside the frustum.
+  const GLuint slotCount = GLuint(kFacesPerHemicube * count);
+  const GLuint pairs = slotCount * GLuint(m_chunkCount);
+  m_cullProgram.use();
+  glProgramUniform1i(m_cullProgram.id(), kUniformFirstEntry, range.firstEntry);
+  glProgramUniform1ui(m_cullProgram.id(), kUniformSlotCount, slotCount);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kChunksBinding, m_chunks.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kCommandsBinding, m_commands.id());
+  glDispatchCompute((pairs + kCullGroupSize - 1) / kCullGroupSize, 1, 1);
+  glMemoryBarrier(GL_COMMAND_BARRIER_BIT);
+  m_program.use();
   glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
   glBindTextureUnit(0, seen);
-  m_mesh.drawAllInstanced(kFacesPerHemicube * count);
+  glBindVertexArray(m_vertexArray.id());
+  glBindBuffer(GL_DRAW_INDIRECT_BUFFER, m_commands.id());
+  glMultiDrawArraysIndirect(GL_TRIANGLES, nullptr, GLsizei(pairs), 0);
+  glBindBuffer(GL_DRAW_INDIRECT_BUFFER, 0);
   glBindVertexArray(0);
   glDisable(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);

@@ -12,7 +12,6 @@
 #include "bake/hemicube.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
-#include "lightmap/lightmap_mesh.hpp"
 
 #include <glm/glm.hpp>
 
@@ -63,9 +62,15 @@ enum class GatherTarget {
 };
 
 // Renders the hemicubes of a run of valid texels into the layers of a texture array with one
-// instanced draw per batch: instance i draws the whole atlas triangle list for face i mod 5 of
-// hemicube i / 5, and the vertex shader routes it with gl_Layer and gl_ViewportIndex
-// (GL_ARB_shader_viewport_layer_array) to its layer and to the viewport of its face.
+// multi-draw per batch. The atlas triangles are sorted along a Morton curve of their centroids and
+// cut into chunks of kGatherChunkTriangles with bounding boxes; per batch a compute pass culls every
+// (chunk, face) pair whose box lies outside the face's frustum and writes one indirect draw command
+// per pair (instanceCount 0 when culled; fixed slots, so the draw order and every pixel are those of
+// drawing everything). A command's baseInstance is its slot 5·hemicube + face, read back through an
+// instanced attribute; the vertex shader routes the chunk with gl_Layer and gl_ViewportIndex
+// (GL_ARB_shader_viewport_layer_array) to its layer and to the viewport of its face. A hemicube
+// then draws each triangle about once (the faces its chunk meets) instead of five times, and
+// nothing behind its texel's tangent plane.
 class GatherHemicubeRenderer {
 public:
   // `hemicubeTexels`: the atlas indices of the texels that get a hemicube, in hemicube order.
@@ -93,13 +98,24 @@ private:
   int m_layers;
   GatherTarget m_target;
   std::size_t m_hemicubeCount = 0;
-  LightmapMesh m_mesh;  // the atlas triangles, drawn once per face of every hemicube of a batch
+  std::size_t m_chunkCount = 0;
+  gpu::Buffer m_vertices;        // the atlas's LightmapVertex list, chunk by chunk
+  gpu::Buffer m_chunks;          // per chunk: box, first vertex, vertex count (std430)
+  gpu::Buffer m_slots;           // 0 .. 5·layers − 1, the instanced attribute that names a face
+  gpu::Buffer m_commands;        // per (face slot, chunk): DrawArraysIndirectCommand
+  gpu::VertexArray m_vertexArray;
   gpu::Buffer m_faceMatrices;  // per hemicube 5 mat4 (world → clip of each face), std430
   gpu::Texture m_colour;
   gpu::Texture m_depth;
   gpu::Framebuffer m_framebuffer;
   gpu::Program m_program;
+  gpu::Program m_cullProgram;
 };
+
+// Triangles per culling chunk of the gathering hemicubes: small enough that a chunk's box is
+// tight (a wall, a chair), large enough that the commands stay few (331 per face for the
+// conference room's 331K triangles).
+inline constexpr std::size_t kGatherChunkTriangles = 1024;
 
 // The weighted reduction (paper §IV.C) as one compute dispatch per batch: workgroup k sums
 // w_j · L_j over the 3H² pixels of layer k and writes the texel's new radiance
