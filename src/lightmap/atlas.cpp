@@ -5,6 +5,7 @@
 #include "util/stopwatch.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -565,6 +566,19 @@ std::string formatted(const char* format, double a, double b = 0.0) {
 }
 
 }  // namespace
+
+Lightmap solvedLightmap(const scene::Scene& scene, const LightmapAtlas& atlas, std::vector<glm::vec3> radiance,
+                        std::string method, std::string settingsJson) {
+  Lightmap lightmap;
+  lightmap.atlasOptions.texelsPerUnit = atlas.texelsPerUnit;
+  lightmap.width = atlas.width;
+  lightmap.height = atlas.height;
+  lightmap.radiance = std::move(radiance);
+  lightmap.method = std::move(method);
+  lightmap.settingsJson = std::move(settingsJson);
+  lightmap.sceneFingerprint = scene.fingerprint();
+  return lightmap;
+}
 
 LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options) {
   if (!(options.texelsPerUnit >= 0.0f) || !std::isfinite(options.texelsPerUnit))

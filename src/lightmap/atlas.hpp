@@ -96,6 +96,11 @@ struct Lightmap {
   std::uint64_t sceneFingerprint = 0;  // Scene::fingerprint(): a lightmap for another scene is refused
 };
 
+// A solver's result as a Lightmap of `atlas` (width × height radiance, 0 on invalid texels). Its
+// atlasOptions carry only the atlas's density: the caller sets the options it built the atlas with.
+Lightmap solvedLightmap(const scene::Scene& scene, const LightmapAtlas& atlas, std::vector<glm::vec3> radiance,
+                        std::string method, std::string settingsJson);
+
 // Lightmap UVs for every triangle of the scene (atlas.cpp): charts of edge-connected triangles
 // whose normals agree (chartNormalCosine) with the chart's first triangle, each projected onto its
 // plane at texelsPerUnit, centred in a whole-texel footprint and shelf-packed with paddingTexels

@@ -223,14 +223,7 @@ GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, 
     if (options.timeBudgetSeconds > 0.0 && stats.seconds >= options.timeBudgetSeconds) break;
   }
 
-  Lightmap& lightmap = result.lightmap;
-  lightmap.atlasOptions.texelsPerUnit = atlas.texelsPerUnit;
-  lightmap.width = width;
-  lightmap.height = height;
-  lightmap.radiance = std::move(radiance);
-  lightmap.method = "gather";
-  lightmap.settingsJson = gatherSettingsJson(options, layers);
-  lightmap.sceneFingerprint = scene.fingerprint();
+  result.lightmap = solvedLightmap(scene, atlas, std::move(radiance), "gather", gatherSettingsJson(options, layers));
   result.seconds = solveTime.seconds();
   return result;
 }

@@ -246,14 +246,7 @@ ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtla
   gpu::checkGlError("progressive refinement");
   checkpoint(residualFraction);
 
-  Lightmap& lightmap = result.lightmap;
-  lightmap.atlasOptions.texelsPerUnit = atlas.texelsPerUnit;
-  lightmap.width = atlas.width;
-  lightmap.height = atlas.height;
-  lightmap.radiance = std::move(radiance);
-  lightmap.method = "progressive";
-  lightmap.settingsJson = progressiveSettingsJson(options);
-  lightmap.sceneFingerprint = scene.fingerprint();
+  result.lightmap = solvedLightmap(scene, atlas, std::move(radiance), "progressive", progressiveSettingsJson(options));
   result.seconds = solveTime.seconds();
   return result;
 }

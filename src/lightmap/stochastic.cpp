@@ -297,14 +297,7 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   gpu::checkGlError("stochastic iteration");
   checkpoint();
 
-  Lightmap& lightmap = result.lightmap;
-  lightmap.atlasOptions.texelsPerUnit = atlas.texelsPerUnit;
-  lightmap.width = atlas.width;
-  lightmap.height = atlas.height;
-  lightmap.radiance = std::move(radiance);
-  lightmap.method = "stochastic";
-  lightmap.settingsJson = stochasticSettingsJson(options);
-  lightmap.sceneFingerprint = scene.fingerprint();
+  result.lightmap = solvedLightmap(scene, atlas, std::move(radiance), "stochastic", stochasticSettingsJson(options));
   result.seconds = solveTime.seconds();
   return result;
 }
