@@ -63,12 +63,12 @@ std::uint32_t spreadBits(std::uint32_t v) {
 }
 
 // The atlas triangles sorted along a Morton curve of their centroids (spatially coherent chunks),
-// and the chunks of kGatherChunkTriangles with their boxes.
+// and the chunks of `chunkTriangles` with their boxes.
 struct ChunkedTriangles {
   std::vector<LightmapVertex> vertices;
   std::vector<GpuChunk> chunks;
 };
-ChunkedTriangles chunkTriangles(const LightmapAtlas& atlas) {
+ChunkedTriangles sortIntoChunks(const LightmapAtlas& atlas, std::size_t chunkTriangles) {
   const std::size_t triangles = atlas.vertices.size() / 3;
   glm::vec3 lower(std::numeric_limits<float>::max()), upper(-std::numeric_limits<float>::max());
   for (const LightmapVertex& v : atlas.vertices) {
@@ -86,8 +86,9 @@ ChunkedTriangles chunkTriangles(const LightmapAtlas& atlas) {
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   ChunkedTriangles out;
   out.vertices.reserve(atlas.vertices.size());
-  for (std::size_t begin = 0; begin < triangles; begin += kGatherChunkTriangles) {
-    const std::size_t end = std::min(triangles, begin + kGatherChunkTriangles);
+  chunkTriangles = std::max<std::size_t>(chunkTriangles, 1);
+  for (std::size_t begin = 0; begin < triangles; begin += chunkTriangles) {
+    const std::size_t end = std::min(triangles, begin + chunkTriangles);
     GpuChunk chunk;
     chunk.firstVertex = std::uint32_t(out.vertices.size());
     glm::vec3 boxLower(std::numeric_limits<float>::max()), boxUpper(-std::numeric_limits<float>::max());
@@ -237,7 +238,7 @@ GatherHemicubeSetup defaultHemicubeSetup(const scene::Scene& scene, const Lightm
 GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const PatchList& patches,
                                                const std::vector<std::uint32_t>& hemicubeTexels,
                                                const GatherHemicubeSetup& setup, int maxResolution, int layers,
-                                               GatherTarget target)
+                                               GatherTarget target, std::size_t chunkTriangles)
     : m_maxResolution(maxResolution),
       m_layers(layers),
       m_target(target),
@@ -275,7 +276,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
 
   // The sorted, chunked triangles; the slot attribute (location 4, one value per instance, so a
   // command's baseInstance selects it); the command slots of a batch.
-  const ChunkedTriangles chunked = chunkTriangles(atlas);
+  const ChunkedTriangles chunked = sortIntoChunks(atlas, chunkTriangles);
   m_chunkCount = chunked.chunks.size();
   m_vertices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(chunked.vertices.size(), 1) * sizeof(LightmapVertex)),
                            chunked.vertices.empty() ? nullptr : chunked.vertices.data(), 0);

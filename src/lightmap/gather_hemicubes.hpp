@@ -61,6 +61,11 @@ enum class GatherTarget {
   TexelId,   // R32UI: 1 + the atlas index of the texel seen (0 where nothing or a back face is seen)
 };
 
+// Triangles per culling chunk of the gathering hemicubes: small enough that a chunk's box is
+// tight (a wall, a chair), large enough that the commands stay few (331 per face for the
+// conference room's 331K triangles).
+inline constexpr std::size_t kGatherChunkTriangles = 1024;
+
 // Renders the hemicubes of a run of valid texels into the layers of a texture array with one
 // multi-draw per batch. The atlas triangles are sorted along a Morton curve of their centroids and
 // cut into chunks of kGatherChunkTriangles with bounding boxes; per batch a compute pass culls every
@@ -75,9 +80,11 @@ class GatherHemicubeRenderer {
 public:
   // `hemicubeTexels`: the atlas indices of the texels that get a hemicube, in hemicube order.
   // maxResolution: the largest H to be rendered; layers: hemicubes per batch (texture-array depth).
+  // chunkTriangles: triangles per culling chunk (tests use small ones on small scenes).
   GatherHemicubeRenderer(const LightmapAtlas& atlas, const PatchList& patches,
                          const std::vector<std::uint32_t>& hemicubeTexels, const GatherHemicubeSetup& setup,
-                         int maxResolution, int layers, GatherTarget target);
+                         int maxResolution, int layers, GatherTarget target,
+                         std::size_t chunkTriangles = kGatherChunkTriangles);
 
   // Draws hemicubes [first, first + count) (count ≤ layers()) at resolution H into layers
   // [0, count). `seen` (atlas-sized) is what a hemicube pixel sees through each atlas texel
@@ -111,11 +118,6 @@ private:
   gpu::Program m_program;
   gpu::Program m_cullProgram;
 };
-
-// Triangles per culling chunk of the gathering hemicubes: small enough that a chunk's box is
-// tight (a wall, a chair), large enough that the commands stay few (331 per face for the
-// conference room's 331K triangles).
-inline constexpr std::size_t kGatherChunkTriangles = 1024;
 
 // The weighted reduction (paper §IV.C) as one compute dispatch per batch: workgroup k sums
 // w_j · L_j over the 3H² pixels of layer k and writes the texel's new radiance

@@ -250,6 +250,41 @@ TEST_CASE("gather: GPU Jacobi iterates track a CPU solve of the same texel syste
   checkAgainstCpuSolve(scene, box.atlas, box.patches, 16, 6, 37, 1e-4);
 }
 
+TEST_CASE("gather: culling chunks per hemicube face changes no pixel", "[lightmap][gather]") {
+  // The Cornell box in chunks of 2 triangles (its boxes, walls and light apart, culled per face)
+  // against one chunk of all 32 (whose box is the room: never culled): every texel-id pixel of
+  // every hemicube must agree.
+  makeGlCurrent();
+  const scene::Scene scene = scene::loadScene(builtinScene("cornell.json"));
+  AtlasOptions atlasOptions;
+  atlasOptions.targetSize = 24;
+  const LightmapAtlas atlas = buildAtlas(scene, atlasOptions);
+  const PatchList patches = rasterizePatches(scene, atlas);
+  const std::vector<std::uint32_t> texels = validTexels(patches);
+  const GatherHemicubeSetup setup = defaultHemicubeSetup(scene, atlas, 1, true);
+  constexpr int kResolution = 16, kLayers = 32;
+  const std::vector<std::int32_t> seenMap = seenTexelMap(patches);
+  const gpu::Texture seen(GL_R32I, patches.width, patches.height);
+  glTextureSubImage2D(seen.id(), 0, 0, 0, patches.width, patches.height, GL_RED_INTEGER, GL_INT, seenMap.data());
+  GatherHemicubeRenderer culled(atlas, patches, texels, setup, kResolution, kLayers, GatherTarget::TexelId, 2);
+  GatherHemicubeRenderer whole(atlas, patches, texels, setup, kResolution, kLayers, GatherTarget::TexelId, 1 << 20);
+  std::size_t differing = 0, seenPixels = 0;
+  for (std::size_t first = 0; first < texels.size(); first += kLayers) {
+    const int count = int(std::min<std::size_t>(kLayers, texels.size() - first));
+    culled.render(first, count, kResolution, seen.id());
+    const std::vector<std::uint32_t> a = culled.readIds(count, kResolution);
+    whole.render(first, count, kResolution, seen.id());
+    const std::vector<std::uint32_t> b = whole.readIds(count, kResolution);
+    for (std::size_t k = 0; k < a.size(); ++k) {
+      differing += a[k] != b[k] ? 1 : 0;
+      seenPixels += b[k] != 0 ? 1 : 0;
+    }
+  }
+  std::printf("culling: %zu hemicubes, %zu of %zu seen pixels differ\n", texels.size(), differing, seenPixels);
+  CHECK(seenPixels > 0);
+  CHECK(differing == 0);
+}
+
 TEST_CASE("gather: GPU Jacobi iterates track a CPU solve of the same texel system (Cornell box, 32² atlas)",
           "[lightmap][gather]") {
   makeGlCurrent();
