@@ -288,3 +288,60 @@ TEST_CASE("ibrr view shows each --lightmap as a method, as ibrr render draws it"
   requireSameImage(display::readImage(folder / "lightmap.exr"), display::readImage(folder / "lightmap_render.exr"),
                    1e-3f, folder, "view_lightmap");
 }
+
+TEST_CASE("ibrr view: a script's light moves need --matrix and a light it has", "[view][cli]") {
+  const fs::path folder = test::outputDir("view_light_moves");
+  test::writeText(folder / "moves.json", R"({"lights": [{"frame": 1, "light": 0, "offset": [50, 0, 0]}]})");
+  test::writeText(folder / "bad.json", R"({"lights": [{"frame": 1, "light": 0, "offset": [50, 0]}]})");
+  const std::string store = tinyCornellStore("view_light_moves").string();
+  const test::CommandResult noMatrix =
+      test::runIbrr({"view", "cornell", "--store", store, "--script", (folder / "moves.json").string()});
+  CHECK(noMatrix.exitCode != 0);
+  CHECK_THAT(noMatrix.err, Contains("--matrix"));
+  const test::CommandResult malformed =
+      test::runIbrr({"view", "cornell", "--store", store, "--script", (folder / "bad.json").string()});
+  CHECK(malformed.exitCode != 0);
+  CHECK_THAT(malformed.err, Contains("bad.json") && Contains("lights[0].offset"));
+}
+
+TEST_CASE("ibrr view --matrix relights a moved light as ibrr render --matrix --move-light draws it",
+          "[.view_window]") {
+  const fs::path folder = test::outputDir("view_matrix");
+  const fs::path matrix = folder / "tiny.ffmatrix";
+  const test::CommandResult bake =
+      test::runIbrr({"bake", "cornell", "--method", "matrix", "--atlas", "32", "--hemicube", "16", "--light-samples",
+                     "32", "--save-matrix", matrix.string(), "-o", (folder / "tiny.lightmap").string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  // Frame 1 at the baked place, then light 0 moved by 50 mm along x before frame 2 is drawn.
+  test::writeText(folder / "script.json", R"({"screenshots": [{"frame": 1, "name": "still", "method": "lightmap"},
+                                                             {"frame": 2, "name": "moved"}],
+                                             "lights": [{"frame": 2, "light": 0, "offset": [50, 0, 0]}]})");
+  const test::CommandResult view =
+      test::runIbrr({"view", "cornell", "--store", tinyCornellStore("view_matrix").string(), "--matrix",
+                     matrix.string(), "--script", (folder / "script.json").string(), "--size", "96x64",
+                     "--screenshot-dir", folder.string()});
+  INFO(view.err);
+  REQUIRE(view.exitCode == 0);
+  for (const char* name : {"still", "moved"}) {
+    std::vector<std::string> arguments = {"render", "cornell", "--matrix", matrix.string(), "--size", "96x64", "-o",
+                                          (folder / (std::string(name) + "_render.exr")).string()};
+    if (std::string(name) == "moved") arguments.insert(arguments.end(), {"--move-light", "0:50,0,0"});
+    const test::CommandResult render = test::runIbrr(arguments);
+    INFO(render.err);
+    REQUIRE(render.exitCode == 0);
+    requireSameImage(display::readImage(folder / (std::string(name) + ".exr")),
+                     display::readImage(folder / (std::string(name) + "_render.exr")), 1e-3f, folder,
+                     std::string("view_matrix_") + name);
+  }
+  // The move changed the picture (the light itself is above this view: its light on the walls moved).
+  const display::Image still = display::readImage(folder / "still.exr");
+  const display::Image moved = display::readImage(folder / "moved.exr");
+  REQUIRE(still.pixels.size() == moved.pixels.size());
+  double difference = 0.0, reference = 0.0;
+  for (std::size_t i = 0; i < still.pixels.size(); ++i) {
+    difference += double(glm::dot(moved.pixels[i] - still.pixels[i], moved.pixels[i] - still.pixels[i]));
+    reference += double(glm::dot(still.pixels[i], still.pixels[i]));
+  }
+  CHECK(std::sqrt(difference / reference) > 0.05);  // measured 16% relative RMS
+}

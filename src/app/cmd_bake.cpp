@@ -7,6 +7,9 @@
 //     (lightmap/progressive.hpp), saved as a .lightmap.
 //   --method stochastic: stochastic iteration radiosity on a texel lightmap
 //     (lightmap/stochastic.hpp), saved as a .lightmap.
+//   --method matrix: the k-bounce form-factor matrix on a coarse texel lightmap
+//     (lightmap/matrix.hpp), saved as a .lightmap, and with --save-matrix the matrix itself, which
+//     `ibrr render --matrix FILE --move-light ...` relights without recomputing it.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "bake/bake.hpp"
@@ -15,6 +18,7 @@
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/lightmap_file.hpp"
+#include "lightmap/matrix.hpp"
 #include "lightmap/progressive.hpp"
 #include "lightmap/stochastic.hpp"
 #include "util/atomic_file.hpp"
@@ -24,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +49,8 @@ constexpr int kProgressiveDefaultAtlasSize = 256;
 // Stochastic iteration's atlas default (README, "Stochastic iteration"); its solver defaults are
 // StochasticOptions'.
 constexpr int kStochasticDefaultAtlasSize = lightmap::kDefaultStochasticAtlasSize;
+// The form-factor matrix's atlas default: its patches are the atlas texels, n² entries per channel.
+constexpr int kMatrixDefaultAtlasSize = lightmap::kDefaultMatrixAtlasSize;
 
 struct BakeCommandOptions {
   std::string scene;
@@ -62,6 +69,12 @@ struct BakeCommandOptions {
   // --hemisphere and --max-edge as progressive)
   lightmap::StochasticOptions stochastic;
   std::string shootFrom = "iterate";
+  // --method matrix (also --atlas, --texel-density, --hemicube, --layers and --seed)
+  lightmap::MatrixOptions matrix;
+  std::string direct = lightmap::matrixDirectName(lightmap::MatrixOptions{}.direct);
+  std::string storage = lightmap::matrixStorageName(lightmap::MatrixOptions{}.storage);
+  std::string reorder = lightmap::matrixReorderName(lightmap::MatrixOptions{}.reorder);
+  std::string saveMatrix;
 };
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
@@ -83,6 +96,13 @@ const std::vector<std::string> kStochasticOnlyFlags = {"--shooters", "--shoot"};
 // The gather and light-path flags stochastic iteration has no use for.
 const std::vector<std::string> kNotStochasticFlags = {"--tolerance", "--layers", "--no-rotation", "--hemicube",
                                                       "--indirect-hemicube"};
+// Flags of --method matrix only; it also reads --atlas, --texel-density, --hemicube, --layers and --seed.
+const std::vector<std::string> kMatrixOnlyFlags = {"--bounces",      "--direct",    "--light-samples", "--max-patches",
+                                                   "--storage",      "--exact-fraction", "--log-range",
+                                                   "--reorder",      "--save-matrix"};
+// The gather and light-path flags the form-factor matrix has no use for.
+const std::vector<std::string> kNotMatrixFlags = {"--iterations", "--tolerance", "--time-budget", "--no-rotation",
+                                                  "--indirect-hemicube"};
 
 bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
 
@@ -116,6 +136,7 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   refuseForeignFlags(command, kProgressiveOnlyFlags, "gather", "progressive");
   refuseForeignFlags(command, kShootingFlags, "gather", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "gather", "stochastic");
+  refuseForeignFlags(command, kMatrixOnlyFlags, "gather", "matrix");
   if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
   checkWritableFolder(options.output);  // before any work
   lightmap::GatherOptions settings = options.gather;
@@ -175,6 +196,7 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "progressive", "ibrr");
   refuseForeignFlags(command, kStochasticOnlyFlags, "progressive", "stochastic");
+  refuseForeignFlags(command, kMatrixOnlyFlags, "progressive", "matrix");
   for (const std::string& flag : kNotProgressiveFlags)
     if (given(command, flag))
       throw CLI::ValidationError(flag + " is not a setting of --method progressive (see ibrr bake --help)");
@@ -230,6 +252,7 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "stochastic", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "stochastic", "progressive");
+  refuseForeignFlags(command, kMatrixOnlyFlags, "stochastic", "matrix");
   for (const std::string& flag : kNotStochasticFlags)
     if (given(command, flag))
       throw CLI::ValidationError(flag + " is not a setting of --method stochastic (see ibrr bake --help)");
@@ -301,16 +324,117 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
               atlasSeconds, result.seconds, result.iterateSeconds);
 }
 
+void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
+  ScopedInterruptHandler onCtrlC;
+  refuseForeignFlags(command, kIbrrOnlyFlags, "matrix", "ibrr");
+  refuseForeignFlags(command, kProgressiveOnlyFlags, "matrix", "progressive");
+  refuseForeignFlags(command, kShootingFlags, "matrix", "progressive or stochastic");
+  refuseForeignFlags(command, kStochasticOnlyFlags, "matrix", "stochastic");
+  for (const std::string& flag : kNotMatrixFlags)
+    if (given(command, flag))
+      throw CLI::ValidationError(flag + " is not a setting of --method matrix (see ibrr bake --help)");
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkWritableFolder(options.output);  // before any work
+  if (!options.saveMatrix.empty()) {
+    checkWritableFolder(options.saveMatrix);
+    if (std::filesystem::path(options.saveMatrix) == std::filesystem::path(options.output))
+      throw Error("--save-matrix " + options.saveMatrix + ": give a file other than the lightmap (-o)");
+  }
+  lightmap::MatrixOptions settings = options.matrix;
+  if (given(command, "--hemicube")) settings.hemicubeResolution = options.bake.hemicubeResolution;
+  if (given(command, "--layers")) settings.layersPerBatch = options.gather.layersPerBatch;
+  if (given(command, "--seed")) settings.seed = options.bake.seed;
+  settings.direct = lightmap::parseMatrixDirect(options.direct);
+  settings.storage = lightmap::parseMatrixStorage(options.storage);
+  settings.reorder = lightmap::parseMatrixReorder(options.reorder);
+  lightmap::validateMatrixOptions(settings);
+  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kMatrixDefaultAtlasSize);
+
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  lightmap::checkMatrixScene(scene, settings.direct);  // before starting the GPU
+  const auto context = gpu::createHeadlessContext();
+  info("form-factor matrix of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
+       " triangles) on " + context->info().renderer);
+  const Stopwatch total;
+  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
+  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
+  const double atlasSeconds = total.seconds();
+  std::unique_ptr<Progress> progress;
+  std::uint64_t reported = 0;
+  lightmap::MatrixResult result =
+      lightmap::solveMatrix(scene, atlas, patches, settings, [&](std::uint64_t done, std::uint64_t planned) {
+        if (!progress) progress = std::make_unique<Progress>("matrix", planned, "stages");
+        progress->advance(done - reported);
+        reported = done;
+      });
+  if (progress) progress->finish();
+  throwIfInterrupted();  // nothing is written after a Ctrl-C during the relight
+  lightmap::MatrixSolution& solution = *result.solution;
+  solution.atlasOptions = atlasOptions;  // `ibrr render --matrix` rebuilds the atlas from these
+  double saveSeconds = 0.0;
+  if (!options.saveMatrix.empty()) {
+    const Stopwatch saving;
+    // Dense storage keeps N_k; compressed keeps only the compressed form (what a relight reads).
+    lightmap::saveMatrix(options.saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
+    saveSeconds = saving.seconds();
+  }
+  lightmap::Lightmap solved = result.lightmap;
+  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
+  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+
+  const std::vector<lightmap::MatrixLight> lights = lightmap::matrixLights(scene);
+  glm::dvec3 mean(0.0);
+  double area = 0.0;
+  for (std::size_t t = 0; t < patches.texelCount(); ++t)
+    if (patches.valid[t]) {
+      mean += double(patches.area[t]) * glm::dvec3(solved.radiance[t]);
+      area += double(patches.area[t]);
+    }
+  mean /= std::max(area, 1e-30);
+  std::printf("wrote %s\n", options.output.c_str());
+  if (!options.saveMatrix.empty())
+    std::printf("wrote %s (%.1f MB, %.2f s)\n", options.saveMatrix.c_str(),
+                double(std::filesystem::file_size(options.saveMatrix)) * 1e-6, saveSeconds);
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu patches (valid texels) (%.2f s)\n",
+              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), solution.size(),
+              atlasSeconds);
+  std::printf("matrix           N_k, k = %d bounces, H = %d; direct light by %s; %s: %.1f MB",
+              settings.bounces, settings.hemicubeResolution, lightmap::matrixDirectName(solution.direct),
+              lightmap::matrixStorageName(settings.storage), double(solution.denseBytes()) * 1e-6);
+  if (solution.compressed)
+    std::printf(" dense, %.2f MB compressed (%.1fx; reordering: %s, %.3g exact, log range %.3g)",
+                double(solution.compressed->bytes()) * 1e-6,
+                double(solution.denseBytes()) / double(std::max<std::size_t>(solution.compressed->bytes(), 1)),
+                lightmap::matrixReorderName(settings.reorder), settings.exactFraction, double(settings.logRange));
+  std::printf("\n");
+  std::printf("lights           %s%s\n", lightmap::describeMatrixLights(lights).c_str(),
+              solution.direct == lightmap::MatrixDirect::Rays ? " (movable: ibrr render --matrix FILE --move-light)"
+                                                              : " (fixed: --direct matrix)");
+  std::printf("precompute       %.2f s: form factors %.2f s, k-bounce matrix %.2f s, compression %.2f s\n",
+              solution.formFactorSeconds + solution.powerSeconds + solution.compressSeconds,
+              solution.formFactorSeconds, solution.powerSeconds, solution.compressSeconds);
+  std::printf("first relight    %.2f ms: emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms (with the GL's "
+              "first-use costs; 'ibrr render --matrix' times a warm one)\n",
+              result.timing.directMs + result.timing.productMs + result.timing.transferMs, result.timing.directMs,
+              result.timing.productMs, result.timing.transferMs);
+  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", mean.x, mean.y, mean.z);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", total.seconds(), atlasSeconds,
+              result.seconds);
+}
+
 void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (options.method == "gather") return runGatherBake(command, options);
   if (options.method == "progressive") return runProgressiveBake(command, options);
   if (options.method == "stochastic") return runStochasticBake(command, options);
+  if (options.method == "matrix") return runMatrixBake(command, options);
   if (options.method != "ibrr")
-    throw CLI::ValidationError("--method '" + options.method + "': choose ibrr, gather, progressive or stochastic");
+    throw CLI::ValidationError("--method '" + options.method +
+                               "': choose ibrr, gather, progressive, stochastic or matrix");
   refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "ibrr", "progressive");
   refuseForeignFlags(command, kShootingFlags, "ibrr", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "ibrr", "stochastic");
+  refuseForeignFlags(command, kMatrixOnlyFlags, "ibrr", "matrix");
   ScopedInterruptHandler onCtrlC;
   if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
   checkWritableFolder(options.output);  // before any work
@@ -367,13 +491,15 @@ void addBakeCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "bake",
       "Bake global illumination: the IBRR store (VPL hemicubes warped into a layered depth cube) or a "
-      "texel lightmap solved by hemicube gathering, progressive refinement or stochastic iteration");
+      "texel lightmap solved by hemicube gathering, progressive refinement, stochastic iteration or a "
+      "form-factor matrix");
   addSceneArgument(*command, options->scene);
-  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather, progressive or stochastic")
+  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather, progressive, stochastic or matrix")
       ->required();
   command
       ->add_option("--method", options->method, "ibrr (the LDC store), gather (texel lightmap, hemicube gathering), progressive (texel "
-                   "lightmap, progressive refinement) or stochastic (texel lightmap, stochastic iteration)")
+                   "lightmap, progressive refinement), stochastic (texel lightmap, stochastic iteration) or matrix (texel "
+                   "lightmap, k-bounce form-factor matrix; lights can be moved later)")
       ->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
@@ -381,13 +507,15 @@ void addBakeCommand(CLI::App& app) {
   addLightPathOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
   CLI::Option* density = command->add_option("--texel-density", options->texelDensity,
-                                             "gather, progressive, stochastic: lightmap texels per scene unit (instead of --atlas)");
+                                             "gather, progressive, stochastic, matrix: lightmap texels per scene unit (instead of --atlas)");
   command
       ->add_option("--atlas", options->atlasSize,
-                   "gather, progressive, stochastic: the atlas side S in texels the charts should fill (default " +
+                   "gather, progressive, stochastic, matrix: the atlas side S in texels the charts should fill "
+                   "(default " +
                        std::to_string(kGatherDefaultAtlasSize) + " for gather, " +
                        std::to_string(kProgressiveDefaultAtlasSize) + " for progressive, " +
-                       std::to_string(kStochasticDefaultAtlasSize) + " for stochastic)")
+                       std::to_string(kStochasticDefaultAtlasSize) + " for stochastic, " +
+                       std::to_string(kMatrixDefaultAtlasSize) + " for matrix, whose patches are its texels)")
       ->excludes(density);
   command->add_option("--iterations", g.maxIterations,
                       "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
@@ -400,7 +528,7 @@ void addBakeCommand(CLI::App& app) {
                       "gather, stochastic: stop after the iteration that ends past S seconds; progressive: after "
                       "the shot that ends past S seconds");
   command->add_option("--layers", g.layersPerBatch,
-                      "gather: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
+                      "gather, matrix: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
                       "array on a GPU, 4 MiB on llvmpipe)");
   command->add_flag("--no-rotation", options->noRotation,
                     "gather: no random rotation of the hemicubes about the normal (banding instead of noise)");
@@ -440,6 +568,45 @@ void addBakeCommand(CLI::App& app) {
                    "stochastic: what the shooters carry: iterate (the last iterate, then averaged: error falls as "
                    "1/√m) or average (the running average, the paper's eq. 2: slower when albedos are high)")
       ->capture_default_str();
+  lightmap::MatrixOptions& mx = options->matrix;
+  command
+      ->add_option("--bounces", mx.bounces,
+                   "matrix: k of the k-bounce matrix N_k = T + ... + T^k (with --direct rays, paths of up to k+1 "
+                   "bounces), [1, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--direct", options->direct,
+                   "matrix: the emission vector: rays (direct light by shadow rays to the lights, which can then "
+                   "move), matrix (emitters are patches; lights fixed) or auto (rays unless every surface emits)")
+      ->capture_default_str();
+  command->add_option("--light-samples", mx.lightSamples, "matrix: shadow rays per patch and light, [1, 65536]")
+      ->capture_default_str();
+  command
+      ->add_option("--max-patches", mx.maxPatches,
+                   "matrix: refuse atlases with more valid texels (the dense matrix takes 12·n² bytes)")
+      ->capture_default_str();
+  command
+      ->add_option("--storage", options->storage,
+                   "matrix: what relights: dense (3 × n² floats) or compressed (exact top entries + a BC1 "
+                   "texture of the log-mapped rest, ~10x smaller)")
+      ->capture_default_str();
+  command
+      ->add_option("--exact-fraction", mx.exactFraction,
+                   "matrix, compressed: the top fraction of each row and channel kept exact, [0, 1]")
+      ->capture_default_str();
+  command
+      ->add_option("--log-range", mx.logRange,
+                   "matrix, compressed: R, the natural-log range below each row's maximum that the 8-bit log "
+                   "mapping covers, (0, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--reorder", options->reorder,
+                   "matrix, compressed: none, rows or rows-columns (nearest-neighbour chains before BC1 blocking)")
+      ->capture_default_str();
+  command->add_option("--save-matrix", options->saveMatrix,
+                      "matrix: also write the matrix with its patch mapping to FILE (e.g. cornell.ffmatrix; dense "
+                      "storage saves N_k, compressed only the compressed form) for 'ibrr render --matrix FILE "
+                      "--move-light ...' and 'ibrr view --matrix FILE'");
   command->footer(
       "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr\n"
       "  ibrr bake cornell --method gather -o cornell.lightmap\n"
@@ -448,7 +615,12 @@ void addBakeCommand(CLI::App& app) {
       "  ibrr bake cornell --method progressive --atlas 1024 --cluster 32 --emitter-cluster 4 -o fine.lightmap\n"
       "  ibrr bake cornell --method stochastic -o cornell.lightmap\n"
       "  ibrr bake cornell --method stochastic --iterations 2000 --shooters 16 --seed 7 -o more.lightmap\n"
-      "--hemicube, --indirect-hemicube and --seed serve ibrr and gather (--seed also stochastic); for gather they are H of the first "
+      "  ibrr bake cornell --method matrix --save-matrix cornell.ffmatrix -o cornell.lightmap\n"
+      "  ibrr bake cornell --method matrix --storage compressed --reorder rows --bounces 12 -o c.lightmap\n"
+      "--hemicube, --indirect-hemicube and --seed serve ibrr and gather (--seed also stochastic, --hemicube and --seed "
+      "also matrix: H of its form-factor hemicubes, default " +
+      std::to_string(lightmap::MatrixOptions{}.hemicubeResolution) +
+      ", and the seed of their rotations and the light samples); for gather they are H of the first "
       "gather (direct light, default " +
       std::to_string(kGatherDefaultHemicube) + "), h of the later ones (default " +
       std::to_string(kGatherDefaultIndirectHemicube) + ") and the seed of the hemicube rotations.");

@@ -1,5 +1,8 @@
-// `ibrr render SCENE [--method NAME] [--store FILE | --lightmap FILE] -o FILE`: renders one view of
-// a scene headless on the GPU and writes the linear image (.exr/.pfm) or a tone-mapped PNG.
+// `ibrr render SCENE [--method NAME] [--store FILE | --lightmap FILE | --matrix FILE [--move-light
+// N:DX,DY,DZ ...]] -o FILE`: renders one view of a scene headless on the GPU and writes the linear
+// image (.exr/.pfm) or a tone-mapped PNG. With --matrix the lightmap is relit from a saved
+// form-factor matrix (lightmap/matrix.hpp) with the lights moved, without recomputing the matrix,
+// and the picture draws the moved lights where they went.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "display/image.hpp"
@@ -7,10 +10,14 @@
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
 #include "lightmap/lightmap_file.hpp"
+#include "lightmap/matrix.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <optional>
 
 namespace ibrr::app {
 namespace {
@@ -20,6 +27,8 @@ struct RenderOptions {
   std::string method;
   std::string store;
   std::string lightmap;
+  std::string matrix;
+  std::vector<std::string> moveLight;
   std::string camera;
   std::vector<float> eye, target;
   float fov = 0.0f;
@@ -66,8 +75,9 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
 }
 
 void runRender(const RenderOptions& options) {
+  const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
   const std::string methodName = !options.method.empty()     ? options.method
-                                 : !options.lightmap.empty() ? "lightmap"
+                                 : !options.lightmap.empty() || relit ? "lightmap"
                                  : !options.store.empty()    ? "ibrr"
                                                              : "albedo";
   const display::RenderMethod& method = display::findRenderMethod(methodName);
@@ -80,12 +90,20 @@ void runRender(const RenderOptions& options) {
     throw Error("--reconstruct '" + options.reconstruct + "': choose gpu or cpu");
   if (method.needsStore && options.store.empty())
     throw Error("--method " + methodName + " needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
-  if (method.needsLightmap && options.lightmap.empty())
+  if (relit && !options.lightmap.empty())
+    throw Error("--matrix relights a lightmap; give --matrix FILE or --lightmap FILE, not both");
+  if (!options.moveLight.empty() && !relit)
+    throw Error(
+        "--move-light needs --matrix FILE (make one with 'ibrr bake SCENE --method matrix --save-matrix FILE -o "
+        "X.lightmap')");
+  if (method.needsLightmap && options.lightmap.empty() && !relit)
     throw Error(
         "--method " + methodName +
         " needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather -o FILE.lightmap')");
   if (!options.lightmap.empty() && !method.needsLightmap)
     throw Error("--lightmap is for --method lightmap, not " + methodName + "; leave out --method or --lightmap");
+  if (relit && !method.needsLightmap)
+    throw Error("--matrix is for --method lightmap, not " + methodName + "; leave out --method or --matrix");
   display::RenderSettings settings;
   settings.reconstruction = reconstructionOptions(options);
   settings.cpuReconstruction = options.reconstruct == "cpu";
@@ -107,12 +125,49 @@ void runRender(const RenderOptions& options) {
     settings.lightmap = &lightmap;
     settings.lightmapAtlas = &lightmapAtlas;
   }
+  std::shared_ptr<lightmap::MatrixSolution> solution;
+  std::vector<glm::vec3> lightOffsets;
+  if (relit) {
+    solution = std::make_shared<lightmap::MatrixSolution>(lightmap::loadMatrix(options.matrix, scene));
+    lightOffsets = lightmap::parseLightMoves(options.moveLight, lightmap::matrixLights(scene));
+    if (solution->direct == lightmap::MatrixDirect::Matrix && !options.moveLight.empty())
+      throw Error("--move-light: " + options.matrix +
+                  " was computed with --direct matrix, where the emitters are patches and cannot move; bake it "
+                  "with --direct rays");
+  }
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
+  lightmap::PatchList lightmapPatches;
+  std::optional<scene::Scene> movedScene;  // the scene with its lights where the relight put them
+  lightmap::RelightTiming relightTiming;
+  lightmap::MatrixStorage relightStorage = lightmap::MatrixStorage::Dense;
+  if (relit) {
+    lightmapAtlas = lightmap::buildAtlas(scene, solution->atlasOptions);
+    lightmapPatches = lightmap::rasterizePatches(scene, lightmapAtlas);
+    lightmap::checkMatrixAtlas(*solution, lightmapAtlas, lightmapPatches, options.matrix);
+    // The dense N_k when the file has it, else the compressed form.
+    relightStorage = solution->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense;
+    lightmap::MatrixRelighter relighter(scene, solution, relightStorage);
+    // The first relight pays the GL's first-use costs (llvmpipe compiles the compute shaders on
+    // first dispatch); the one timed and shown is the second, what each later relight costs.
+    (void)relighter.relight(lightOffsets);
+    relightTiming = relighter.relight(lightOffsets);
+    lightmap = lightmap::matrixLightmap(*solution, relighter.readRadiance());
+    settings.lightmap = &lightmap;
+    settings.lightmapAtlas = &lightmapAtlas;
+    settings.lightmapPatches = &lightmapPatches;
+    // The moved lights are drawn where they went: the display draws the atlas's world-space
+    // vertices, so those move too (their lightmap UVs, and so their texels, stay).
+    if (std::any_of(lightOffsets.begin(), lightOffsets.end(), [](glm::vec3 o) { return o != glm::vec3(0.0f); })) {
+      movedScene = lightmap::translateLights(scene, lightOffsets);
+      lightmapAtlas = lightmap::translateAtlasLights(scene, lightmapAtlas, lightOffsets);
+    }
+  }
+  const scene::Scene& shown = movedScene ? *movedScene : scene;
   const Stopwatch stopwatch;
   if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
   const int factor = options.supersample;
-  display::RenderOutput output = method.render({scene, camera, size.width * factor, size.height * factor, settings});
+  display::RenderOutput output = method.render({shown, camera, size.width * factor, size.height * factor, settings});
   if (factor > 1) {
     output.image = display::downsample(output.image, factor);
     // A pixel is a hole when any of its samples is one.
@@ -140,6 +195,23 @@ void runRender(const RenderOptions& options) {
   }
   std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
               std::string(method.name).c_str(), camera.name.c_str(), seconds, context->info().renderer.c_str());
+  if (relit) {
+    std::string moved;
+    for (std::size_t l = 0; l < lightOffsets.size(); ++l)
+      if (lightOffsets[l] != glm::vec3(0.0f)) {
+        char text[96];
+        std::snprintf(text, sizeof text, "%s%zu by (%g, %g, %g)", moved.empty() ? "" : ", ", l,
+                      double(lightOffsets[l].x), double(lightOffsets[l].y), double(lightOffsets[l].z));
+        moved += text;
+      }
+    std::printf(
+        "relit from %s (%zu patches, k = %d, %s) without recomputing it; lights moved: %s\n"
+        "relight: %.2f ms (emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms)\n",
+        options.matrix.c_str(), solution->size(), solution->bounces, lightmap::matrixStorageName(relightStorage),
+        moved.empty() ? "none" : moved.c_str(),
+        relightTiming.directMs + relightTiming.productMs + relightTiming.transferMs, relightTiming.directMs,
+        relightTiming.productMs, relightTiming.transferMs);
+  }
   if (method.needsStore) {
     std::printf("reconstruction: %s, %.2f ms; %zu covered pixels, %zu holes (%.3f%%)\n",
                 settings.cpuReconstruction ? "CPU" : "GPU", 1e3 * output.reconstructionSeconds, output.coveredPixels,
@@ -162,6 +234,14 @@ void addRenderCommand(CLI::App& app) {
                       "solved texel lightmap (.lightmap, from 'ibrr bake --method gather, progressive or stochastic') for "
                       "--method lightmap, "
                       "the default when given");
+  command->add_option("--matrix", options->matrix,
+                      "saved form-factor matrix (from 'ibrr bake --method matrix --save-matrix FILE'): relight it "
+                      "(with --move-light) and render the lightmap, without recomputing the matrix");
+  command
+      ->add_option("--move-light", options->moveLight,
+                   "with --matrix: translate light N by DX,DY,DZ scene units (N:DX,DY,DZ, repeatable; lights are "
+                   "numbered as 'ibrr bake --method matrix' lists them: surface lights, then point, then spot)")
+      ->allow_extra_args(false);
   command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
   command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")
       ->delimiter(',')
@@ -198,6 +278,7 @@ void addRenderCommand(CLI::App& app) {
       "  ibrr render cornell --store cornell.ibrr -o cornell.exr\n"
       "  ibrr render cornell --method keller --paths 512 -o keller.exr\n"
       "  ibrr render cornell --lightmap cornell.lightmap --supersample 2 -o lightmap.png\n"
+      "  ibrr render cornell --matrix cornell.ffmatrix --move-light 0:50,0,0 --supersample 2 -o moved.exr\n"
       "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
   command->callback([options] { runRender(*options); });
 }

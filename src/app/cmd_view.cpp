@@ -1,12 +1,14 @@
 // `ibrr view SCENE [--store FILE]`: walk through a scene in a window (GLFW, OpenGL 4.5 core) with
 // the IBRR store's precomputed global illumination; the other display methods of `ibrr render`
-// on keys; screenshots; an in-window bake when there is no store; scripted runs under xvfb-run.
+// on keys; screenshots; an in-window bake when there is no store; scripted runs under xvfb-run;
+// a form-factor matrix relit in the window as the arrow keys move its light (--matrix).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "display/image.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/store_file.hpp"
 #include "lightmap/lightmap_file.hpp"
+#include "lightmap/matrix.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -37,6 +39,8 @@ struct ViewOptions {
   float exposure = 0.0f;
   std::string tone = "srgb";
   std::vector<std::string> lightmaps;
+  std::string matrix;
+  float lightStep = 0.0f;
   std::string reference;
   std::string script;
   int frames = 0;
@@ -143,6 +147,20 @@ void runView(const ViewOptions& options) {
     loaded.fileName = fs::path(path).filename().string();
     loaded.lightmap = lightmap::loadLightmap(path, scene, &loaded.atlas);  // refuses another scene's
   }
+  if (!options.matrix.empty()) {
+    // Shown as one more lightmap; its radiance comes from the relighter once the window is open.
+    auto solution = std::make_shared<lightmap::MatrixSolution>(lightmap::loadMatrix(options.matrix, scene));
+    settings.matrixLightmap = int(settings.lightmaps.size());
+    viewer::LoadedLightmap& loaded = settings.lightmaps.emplace_back();
+    loaded.fileName = fs::path(options.matrix).filename().string();
+    loaded.atlas = lightmap::buildAtlas(scene, solution->atlasOptions);
+    loaded.lightmap = lightmap::matrixLightmap(
+        *solution, std::vector<glm::vec3>(std::size_t(solution->width) * std::size_t(solution->height)));
+    settings.matrix = std::move(solution);
+    settings.matrixPath = options.matrix;
+  }
+  if (options.lightStep < 0.0f) throw Error("--light-step must be > 0 scene units (0: 2% of the scene's diagonal)");
+  settings.lightStep = options.lightStep;
   if (!options.reference.empty()) {
     settings.reference = display::readImage(options.reference);
     settings.referenceName = fs::path(options.reference).filename().string();
@@ -190,6 +208,12 @@ void addViewCommand(CLI::App& app) {
                    "a solved lightmap (.lightmap of 'ibrr bake --method ...') to show as a method; repeat it to "
                    "compare several (their methods are then named lightmap:FILE)")
       ->allow_extra_args(false);  // one file per --lightmap: never swallow SCENE
+  command->add_option("--matrix", options->matrix,
+                      "a saved form-factor matrix ('ibrr bake --method matrix --save-matrix FILE'), shown as a "
+                      "lightmap method and relit in the window: arrow keys move light 0 along x and z, PageUp/"
+                      "PageDown along y, Backspace puts it back (the overlay shows the relight time)");
+  command->add_option("--light-step", options->lightStep,
+                      "with --matrix: scene units a key press moves the light (default: 2% of the scene's diagonal)");
   command->add_option("--reference", options->reference,
                       "reference image (.exr/.pfm of 'ibrr reference') for the 'error' method; its STEM.json names "
                       "the camera it was rendered from");
@@ -197,7 +221,8 @@ void addViewCommand(CLI::App& app) {
                       "JSON of camera keyframes and screenshots at frames, for tests and demos: {\"keyframes\": "
                       "[{\"frame\": 0, \"camera\": \"cornell\"}, {\"frame\": 99, \"eye\": [x,y,z], \"target\": "
                       "[x,y,z], \"fov\": 40}], \"screenshots\": [{\"frame\": 0, \"name\": \"front\", \"method\": "
-                      "\"ibrr\", \"filter\": \"box\"}]}; the run ends after its last frame");
+                      "\"ibrr\", \"filter\": \"box\"}], \"lights\": [{\"frame\": 1, \"light\": 0, \"offset\": [50, 0, 0]}] "
+                      "(light moves need --matrix)}; the run ends after its last frame");
   command->add_option("--frames", options->frames, "stop after N frames (0: when the window closes or the script ends)")
       ->capture_default_str();
   command
@@ -216,7 +241,7 @@ void addViewCommand(CLI::App& app) {
   command->footer(
       "Keys: W A S D move, Q E down/up, Shift run, mouse wheel speed, right button + drag look;\n"
       "      Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera, + - exposure, H overlay,\n"
-      "      F12 screenshot, Esc quit.\n"
+      "      F12 screenshot, Esc quit; with --matrix, arrows and PageUp/PageDown move light 0.\n"
       "Without a display run it under a virtual X server (xvfb-run -a), or render headless with 'ibrr render'.\n"
       "Examples:\n  ibrr view cornell --store cornell.ibrr\n"
       "  ibrr view cornell                      # bakes cornell.ibrr in the window first\n"

@@ -5,6 +5,7 @@
 #include "gpu/context.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
+#include "lightmap/matrix.hpp"
 #include "lightmap/progressive.hpp"
 #include "lightmap/stochastic.hpp"
 #include "metrics/metrics.hpp"
@@ -421,6 +422,67 @@ MethodResult runStochastic(const MethodContext& context) {
   return result;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Texel lightmap, k-bounce form-factor matrix: precompute (form factors, N_k), then one relight;
+// a single convergence point, the end (N_k is all k bounces at once, there is no iterate before it).
+
+struct MatrixSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::MatrixOptions matrixOptions;
+};
+
+MatrixSetup matrixSetup(const CompareOptions& options) {
+  MatrixSetup setup;  // Final: the documented defaults of `ibrr bake --method matrix`
+  setup.atlasOptions.targetSize = lightmap::kDefaultMatrixAtlasSize;
+  lightmap::MatrixOptions& m = setup.matrixOptions;
+  m.seed = options.seed + 1;
+  if (options.quality == Quality::Smoke) {  // ~440 patches on the Cornell box
+    setup.atlasOptions.targetSize = 32;
+    m.hemicubeResolution = 16;
+    m.bounces = 4;
+    m.lightSamples = 16;
+  } else if (options.quality == Quality::Preview) {  // ~1,100 patches
+    setup.atlasOptions.targetSize = 48;
+    m.hemicubeResolution = 32;
+    m.lightSamples = 64;
+  }
+  return setup;
+}
+
+MethodResult runMatrix(const MethodContext& context) {
+  const MatrixSetup setup = matrixSetup(context.options);
+  MethodResult result;
+  result.method = "matrix";
+  LightmapRun run(context, setup.atlasOptions, result);
+  std::unique_ptr<Progress> progress;
+  std::uint64_t reported = 0;
+  const lightmap::MatrixResult solved =
+      lightmap::solveMatrix(context.scene, run.atlas(), run.patches(), setup.matrixOptions,
+                            [&](std::uint64_t done, std::uint64_t planned) {
+                              if (!progress) progress = std::make_unique<Progress>("matrix", planned, "stages");
+                              progress->advance(done - reported);
+                              reported = done;
+                            });
+  if (progress) progress->finish();
+  const lightmap::MatrixSolution& solution = *solved.solution;
+  const double relightMs = solved.timing.directMs + solved.timing.productMs + solved.timing.transferMs;
+  run.recordIterate(solved.lightmap.radiance, solved.seconds, "k = " + std::to_string(solution.bounces));
+  nlohmann::json settings = nlohmann::json::parse(solution.settingsJson);
+  settings["patches"] = solution.size();
+  settings["formFactorSeconds"] = solution.formFactorSeconds;
+  settings["bounceMatrixSeconds"] = solution.powerSeconds;
+  settings["relightMilliseconds"] = relightMs;
+  result.summary = run.atlasSummary() + ", " + std::to_string(solution.size()) + " patches, k = " +
+                   std::to_string(solution.bounces) + " bounces, H = " +
+                   std::to_string(setup.matrixOptions.hemicubeResolution) + ", direct light by " +
+                   lightmap::matrixDirectName(solution.direct);
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
+  // What a relight needs is the matrix (the lightmap is its output).
+  result.bytes = solution.denseBytes();
+  result.bytesWhat = "k-bounce matrix (3 x n² float32)";
+  return result;
+}
+
 constexpr std::array kRunners{
     MethodRunner{"ibrr", "image-based radiosity representation: VPL hemicubes warped into a layered depth cube",
                  runIbrr},
@@ -430,13 +492,14 @@ constexpr std::array kRunners{
                  runProgressive},
     MethodRunner{"stochastic", "texel lightmap, GPU stochastic iteration radiosity (perspective ray-bundle shooting)",
                  runStochastic},
+    MethodRunner{"matrix", "texel lightmap, k-bounce form-factor matrix (one GPU matrix-vector product per relight)",
+                 runMatrix},
 };
 
 const MethodRunner& findRunner(const std::string& name) {
   for (const MethodRunner& runner : kRunners)
     if (runner.name == name) return runner;
-  throw Error("--methods: unknown method '" + name + "'; implemented: " + methodRunnerNames() +
-              " (matrix is not built yet)");
+  throw Error("--methods: unknown method '" + name + "'; implemented: " + methodRunnerNames());
 }
 
 Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embree, const scene::Camera& camera,

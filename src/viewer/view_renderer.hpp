@@ -84,6 +84,9 @@ public:
   [[nodiscard]] display::Image image() const;
   // Bytes of the store in GPU buffers (0 without a store).
   [[nodiscard]] std::size_t uploadedStoreBytes() const;
+  // Forgets the cached image of a table method: the next render re-runs it (after a relight
+  // changed a lightmap the view shows).
+  void invalidate() { m_uploadedKey.clear(); }
 
 private:
   enum class Source { Reconstruction, GBuffer, Uploaded };

@@ -79,6 +79,7 @@ int ViewScript::lastFrame() const {
   int last = 0;
   for (const ScriptKeyframe& key : keyframes) last = std::max(last, key.frame);
   for (const ScriptScreenshot& shot : screenshots) last = std::max(last, shot.frame);
+  for (const ScriptLightMove& move : lightMoves) last = std::max(last, move.frame);
   return last;
 }
 
@@ -92,7 +93,7 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
   } catch (const json::parse_error& error) {
     throw Error(path.string() + ": not valid JSON: " + error.what());
   }
-  reader.refuseUnknownKeys(root, "", {"keyframes", "screenshots"});
+  reader.refuseUnknownKeys(root, "", {"keyframes", "screenshots", "lights"});
 
   ViewScript script;
   const scene::Camera* previous = &scene.camera("");
@@ -155,6 +156,23 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
           reader.fail(where + ".filter", "choose none, box or bilinear");
       }
       script.screenshots.push_back(std::move(shot));
+    }
+  }
+  if (root.contains("lights")) {
+    const json& moves = root["lights"];
+    if (!moves.is_array()) reader.fail("lights", "expected a list of light moves");
+    for (std::size_t i = 0; i < moves.size(); ++i) {
+      const std::string where = "lights[" + std::to_string(i) + "]";
+      const json& entry = moves[i];
+      reader.refuseUnknownKeys(entry, where, {"frame", "light", "offset"});
+      ScriptLightMove move;
+      move.frame = reader.frame(entry, where);
+      if (!entry.contains("light") || !entry["light"].is_number_integer() || entry["light"].get<int>() < 0)
+        reader.fail(where + ".light", "expected a light index ≥ 0 (as 'ibrr bake --method matrix' lists them)");
+      move.light = entry["light"].get<int>();
+      if (!entry.contains("offset")) reader.fail(where + ".offset", "missing (a translation [x, y, z])");
+      move.offset = reader.vector3(entry["offset"], where + ".offset");
+      script.lightMoves.push_back(move);
     }
   }
   return script;

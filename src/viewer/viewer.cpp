@@ -215,6 +215,20 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     for (const ScriptScreenshot& shot : settings.script->screenshots)
       if (!shot.method.empty()) (void)findDisplayMode(modes, shot.method);
   const scene::Camera& initialCamera = scene.camera(settings.camera);
+  // Light moves: only with a matrix whose lights can move, and only lights it has.
+  const std::vector<lightmap::MatrixLight> matrixLights =
+      settings.matrix ? lightmap::matrixLights(scene) : std::vector<lightmap::MatrixLight>{};
+  const bool lightsMove = settings.matrix && settings.matrix->direct == lightmap::MatrixDirect::Rays;
+  if (settings.script)
+    for (const ScriptLightMove& move : settings.script->lightMoves) {
+      if (!settings.matrix) throw Error("the script moves lights: give --matrix FILE (a saved form-factor matrix)");
+      if (!lightsMove)
+        throw Error("the script moves lights, but " + settings.matrixPath.string() +
+                    " was computed with --direct matrix (its lights cannot move)");
+      if (std::size_t(move.light) >= matrixLights.size())
+        throw Error("the script moves light " + std::to_string(move.light) + "; the scene's movable lights are " +
+                    lightmap::describeMatrixLights(matrixLights));
+    }
 
   auto window = gpu::createWindowContext("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
                                          settings.height, true);
@@ -235,6 +249,35 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
   const StoreStats storeStats = store.stats();
 
   ViewRenderer renderer(scene, &store, settings.tableSettings, settings.reference ? &*settings.reference : nullptr);
+
+  // --matrix: relit now, and again whenever a light moves (the matrix itself never changes).
+  std::unique_ptr<lightmap::MatrixRelighter> relighter;
+  lightmap::LightmapAtlas bakedAtlas;     // the matrix's atlas with the lights at their baked place
+  std::vector<glm::vec3> lightOffsets;    // per light, scene units
+  lightmap::RelightTiming relightTiming;  // the last relight
+  bool relightNeeded = false;
+  const float lightStep = settings.lightStep > 0.0f ? settings.lightStep : 0.02f * scene.bounds().diagonal();
+  if (settings.matrix) {
+    LoadedLightmap& loaded = settings.lightmaps.at(std::size_t(settings.matrixLightmap));
+    lightmap::checkMatrixAtlas(*settings.matrix, loaded.atlas, lightmap::rasterizePatches(scene, loaded.atlas),
+                               settings.matrixPath);
+    // The dense N_k when the file has it, else the compressed form.
+    relighter = std::make_unique<lightmap::MatrixRelighter>(
+        scene, settings.matrix,
+        settings.matrix->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense);
+    bakedAtlas = loaded.atlas;
+    lightOffsets.assign(matrixLights.size(), glm::vec3(0.0f));
+    relightNeeded = true;
+  }
+  // Relights with lightOffsets, and moves the drawn lights there (their texels stay theirs).
+  auto relight = [&] {
+    LoadedLightmap& loaded = settings.lightmaps[std::size_t(settings.matrixLightmap)];
+    relightTiming = relighter->relight(lightOffsets);
+    loaded.lightmap.radiance = relighter->readRadiance();
+    loaded.atlas = lightmap::translateAtlasLights(scene, bakedAtlas, lightOffsets);
+    renderer.invalidate();
+    relightNeeded = false;
+  };
   Presenter presenter;
   FirstPersonCamera walker(scene.bounds().diagonal());
   walker.setCamera(initialCamera);
@@ -300,12 +343,28 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
       if (key.key == GLFW_KEY_R) cpuReconstruction = !cpuReconstruction;
       if (key.key == GLFW_KEY_EQUAL || key.key == GLFW_KEY_KP_ADD) settings.tone.exposureStops += 0.5f;
       if (key.key == GLFW_KEY_MINUS || key.key == GLFW_KEY_KP_SUBTRACT) settings.tone.exposureStops -= 0.5f;
+      if (lightsMove && !lightOffsets.empty() && !scripted) {
+        const glm::vec3 before = lightOffsets[0];
+        if (key.key == GLFW_KEY_LEFT) lightOffsets[0].x -= lightStep;
+        if (key.key == GLFW_KEY_RIGHT) lightOffsets[0].x += lightStep;
+        if (key.key == GLFW_KEY_UP) lightOffsets[0].z += lightStep;
+        if (key.key == GLFW_KEY_DOWN) lightOffsets[0].z -= lightStep;
+        if (key.key == GLFW_KEY_PAGE_UP) lightOffsets[0].y += lightStep;
+        if (key.key == GLFW_KEY_PAGE_DOWN) lightOffsets[0].y -= lightStep;
+        if (key.key == GLFW_KEY_BACKSPACE) lightOffsets[0] = glm::vec3(0.0f);
+        if (lightOffsets[0] != before) relightNeeded = true;
+      }
     }
     if (quit) break;
 
     // Camera: the script's, or the walker under the keyboard and mouse.
     if (scripted) {
       if (const std::optional<scene::Camera> camera = settings.script->cameraAt(frame)) walker.setCamera(*camera);
+      for (const ScriptLightMove& move : settings.script->lightMoves)
+        if (move.frame == frame) {
+          lightOffsets[std::size_t(move.light)] = move.offset;
+          relightNeeded = true;
+        }
       for (const ScriptScreenshot& shot : settings.script->screenshots)
         if (shot.frame == frame) {
           if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(modes, shot.method) - modes.data()));
@@ -342,6 +401,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     record.frame = frame;
     record.method = modes[modeIndex].name;
     if (modes[modeIndex].kind == ModeKind::Ibrr) record.method += cpuReconstruction ? "/cpu" : "/gpu";
+    if (relightNeeded) relight();
     if (renderWidth > 0 && renderHeight > 0) {
       const PassTimes times = renderer.render(walker.camera(), renderWidth, renderHeight, modes[modeIndex],
                                               settings.reconstruction, cpuReconstruction);
@@ -418,6 +478,21 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
       if (mode.kind == ModeKind::ReferenceError)
         ImGui::TextWrapped("against %s%s%s", settings.referenceName.c_str(),
                            settings.referenceCamera.empty() ? "" : ", camera ", settings.referenceCamera.c_str());
+      if (relighter) {
+        ImGui::Separator();
+        ImGui::Text("matrix %s: %zu patches, k = %d", settings.matrixPath.filename().string().c_str(),
+                    settings.matrix->size(), settings.matrix->bounces);
+        if (lightsMove) {
+          const glm::vec3 o = lightOffsets[0];
+          ImGui::Text("light 0 (%s) moved by (%.4g, %.4g, %.4g)", matrixLights[0].name.c_str(), o.x, o.y, o.z);
+          ImGui::Text("arrows x/z, PgUp/PgDn y: %.3g units a press; Backspace back", lightStep);
+        } else {
+          ImGui::Text("lights fixed (--direct matrix)");
+        }
+        ImGui::Text("relight %.1f ms: emission vector %.1f, GPU product %.1f, transfer %.1f",
+                    relightTiming.directMs + relightTiming.productMs + relightTiming.transferMs,
+                    relightTiming.directMs, relightTiming.productMs, relightTiming.transferMs);
+      }
       ImGui::Separator();
       ImGui::Text("store %s: %.1f MiB, %llu VPLs, %llu layers", settings.storeName.c_str(),
                   double(storeStats.totalBytes) / (1024.0 * 1024.0), static_cast<unsigned long long>(store.vplCount()),
@@ -440,7 +515,8 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
             "W A S D move, Q E down/up, Shift run, wheel speed\n"
             "right mouse button (or left, off the panels) + drag: look\n"
             "Tab / Shift+Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera\n"
-            "+ - exposure, H hide this panel, F12 screenshot, Esc quit");
+            "+ - exposure, H hide this panel, F12 screenshot, Esc quit\n"
+            "with --matrix: arrows move light 0 in x/z, PgUp/PgDn in y, Backspace back");
       }
       ImGui::End();
     }

@@ -3,18 +3,21 @@
 // illumination. First-person camera (WASD, mouse look, Shift to run, wheel for speed), the
 // scene's named cameras, the display methods of `ibrr render` (IBRR with its retrieval filters,
 // Keller, the G-buffer views, the error against a reference), a Dear ImGui overlay with the frame
-// time split, screenshots (F12) as PNG + EXR, an in-window bake when there is no store yet, and
-// scripted runs (camera keyframes, screenshots at frames, a frame count) for tests under Xvfb.
+// time split, screenshots (F12) as PNG + EXR, an in-window bake when there is no store yet,
+// scripted runs (camera keyframes, screenshots at frames, light moves, a frame count) for tests
+// under Xvfb, and a form-factor matrix relit in the window as its lights move (arrow keys).
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/ldc.hpp"
+#include "lightmap/matrix.hpp"
 #include "scene/scene.hpp"
 #include "viewer/view_renderer.hpp"
 #include "viewer/view_script.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -45,7 +48,15 @@ struct ViewerSettings {
   std::filesystem::path screenshotFolder = ".";
   std::filesystem::path timingsPath;  // CSV of per-frame times ("" = none)
 
-  std::vector<LoadedLightmap> lightmaps;    // for the lightmap methods (--lightmap)
+  std::vector<LoadedLightmap> lightmaps;    // for the lightmap methods (--lightmap, --matrix)
+  // --matrix FILE: the form-factor matrix, relit in the window. lightmaps[matrixLightmap] is its
+  // lightmap (the atlas rebuilt from the matrix's options; the radiance is filled once the window's
+  // GL context exists, and again after every light move). Arrow keys move light 0 along x and z,
+  // PageUp/PageDown along y, by lightStep scene units; Backspace puts it back.
+  std::shared_ptr<const lightmap::MatrixSolution> matrix;
+  std::filesystem::path matrixPath;
+  int matrixLightmap = -1;
+  float lightStep = 0.0f;  // 0: 2% of the scene's diagonal
   std::optional<display::Image> reference;  // for the "error" method
   std::string referenceName;
   std::string referenceCamera;  // the reference's camera from its STEM.json ("" = unknown)
