@@ -5,6 +5,7 @@
 
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ibrr::rays {
@@ -29,6 +30,40 @@ Ray PinholeCamera::generate(glm::vec2 imagePosition) const {
   return ray;
 }
 
+bool PinholeCamera::project(const glm::vec3& point, glm::vec2& imagePosition) const {
+  const glm::vec3 d = point - m_eye;
+  const float depth = glm::dot(d, m_forward);
+  if (!(depth > 0.0f)) return false;
+  const float ndcX = glm::dot(d, m_right) / (depth * m_tanHalfWidth);
+  const float ndcY = glm::dot(d, m_up) / (depth * m_tanHalfHeight);
+  imagePosition = glm::vec2((ndcX + 1.0f) * 0.5f * float(m_width), (1.0f - ndcY) * 0.5f * float(m_height));
+  return true;
+}
+
+namespace {
+
+// Whether the pixel square [x, x+1] × [y, y+1] and the triangle abc (image positions) overlap:
+// separating axes, the square's two and the triangle's three edge normals.
+bool squareOverlapsTriangle(int x, int y, const glm::vec2& a, const glm::vec2& b, const glm::vec2& c) {
+  const glm::vec2 lower{float(x), float(y)}, upper{float(x + 1), float(y + 1)};
+  const glm::vec2 boxLower = glm::min(a, glm::min(b, c)), boxUpper = glm::max(a, glm::max(b, c));
+  if (boxUpper.x <= lower.x || boxLower.x >= upper.x || boxUpper.y <= lower.y || boxLower.y >= upper.y) return false;
+  const glm::vec2 corners[4] = {lower, {upper.x, lower.y}, upper, {lower.x, upper.y}};
+  const glm::vec2 triangle[3] = {a, b, c};
+  for (int e = 0; e < 3; ++e) {
+    const glm::vec2 edge = triangle[(e + 1) % 3] - triangle[e];
+    const glm::vec2 normal(-edge.y, edge.x);
+    const float third = glm::dot(normal, triangle[(e + 2) % 3] - triangle[e]);  // the inside's sign
+    bool anyInside = false;
+    for (const glm::vec2& corner : corners)
+      if (glm::dot(normal, corner - triangle[e]) * third > 0.0f) anyInside = true;
+    if (!anyInside) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene::Camera& camera, int width,
                                           int height) {
   const PinholeCamera pinhole(camera, width, height);
@@ -49,6 +84,29 @@ std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene
       }
     }
   });
+  // Slivers: pixels beside one the rays found that the projection of a front-facing emitter
+  // triangle overlaps.
+  const std::vector<std::uint8_t> found = mask;
+  const auto besideFound = [&](int x, int y) {
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int nx = x + dx, ny = y + dy;
+        if (nx >= 0 && ny >= 0 && nx < width && ny < height && found[std::size_t(ny) * width + nx] == 0) return true;
+      }
+    return false;
+  };
+  for (const scene::EmissiveTriangle& emitter : embree.scene().emitters()) {
+    if (glm::dot(emitter.normal, camera.eye - emitter.v0) <= 0.0f) continue;  // seen from behind
+    glm::vec2 a, b, c;
+    if (!pinhole.project(emitter.v0, a) || !pinhole.project(emitter.v1, b) || !pinhole.project(emitter.v2, c)) continue;
+    const glm::vec2 lower = glm::min(a, glm::min(b, c)), upper = glm::max(a, glm::max(b, c));
+    const int x0 = std::max(0, int(std::floor(lower.x))), x1 = std::min(width - 1, int(std::floor(upper.x)));
+    const int y0 = std::max(0, int(std::floor(lower.y))), y1 = std::min(height - 1, int(std::floor(upper.y)));
+    for (int y = y0; y <= y1; ++y)
+      for (int x = x0; x <= x1; ++x)
+        if (found[std::size_t(y) * width + x] != 0 && besideFound(x, y) && squareOverlapsTriangle(x, y, a, b, c))
+          mask[std::size_t(y) * width + x] = 0;
+  }
   return mask;
 }
 

@@ -18,6 +18,8 @@ public:
   // A ray through the continuous image position (x, y) ∈ [0, width] × [0, height]; pixel (i, j)
   // covers [i, i+1] × [j, j+1]. The direction is unit length.
   [[nodiscard]] Ray generate(glm::vec2 imagePosition) const;
+  // The inverse: the image position of a world point; false when it is not in front of the eye.
+  [[nodiscard]] bool project(const glm::vec3& point, glm::vec2& imagePosition) const;
 
 private:
   glm::vec3 m_eye, m_right, m_up, m_forward;
@@ -25,8 +27,11 @@ private:
   int m_width, m_height;
 };
 
-// One byte per pixel (row 0 at the top): 1 where the pixel should be compared, 0 where any of
-// 4×4 sub-pixel primary rays sees the front of an emitter (metrics exclude emitters).
+// One byte per pixel (row 0 at the top): 1 where the pixel should be compared, 0 where it shows
+// an emitter (metrics exclude emitters): any of 4×4 sub-pixel primary rays sees the front of an
+// emitter, or the pixel square overlaps the projection of an emitter triangle facing the camera
+// and borders a pixel the rays found (an edge that covers a sliver of a pixel, between the rays,
+// still puts a radiance of 17 into a reference pixel's box filter).
 std::vector<std::uint8_t> maskOutEmitters(const EmbreeScene& embree, const scene::Camera& camera, int width,
                                           int height);
 

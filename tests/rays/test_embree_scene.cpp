@@ -153,3 +153,33 @@ TEST_CASE("the direct shadow mask marks the umbra of an occluder and leaves lit 
   CHECK(at(pixelOf(-2.0f)) == 0);  // lit
   CHECK(at(pixelOf(1.0f)) == 0);   // the slab's top (hit at x = 0.9, z = 0.5), facing the light
 }
+
+TEST_CASE("the emitter mask takes a pixel that an emitter's edge covers only a sliver of", "[rays][embree]") {
+  // Camera at z = 5 looking down −z with a 90° field (64 × 64: image x = (X/5 + 1) · 32). An
+  // emitter quad on z = 0 from X = −4.5 to X = −3.4297, whose right edge lies at image
+  // x = 10.05: pixel 9 is covered, pixel 10 by a twentieth (between its 4 × 4 rays at 10.125,
+  // 10.375, …), pixel 11 not at all. A grey plane at z = −1 behind.
+  scene::Scene scene;
+  test::addQuad(scene, {-20, -20, -1}, {20, -20, -1}, {20, 20, -1}, {-20, 20, -1}, glm::vec3(0.5f), glm::vec3(0.0f),
+                "back");
+  const float right = (10.05f / 32.0f - 1.0f) * 5.0f;
+  test::addQuad(scene, {-4.5f, -1, 0}, {right, -1, 0}, {right, 1, 0}, {-4.5f, 1, 0}, glm::vec3(0.0f), glm::vec3(17.0f),
+                "light");
+  scene::Camera camera;
+  camera.name = "front";
+  camera.eye = glm::vec3(0.0f, 0.0f, 5.0f);
+  camera.target = glm::vec3(0.0f);
+  camera.verticalFovDegrees = 90.0f;
+  scene.cameras.push_back(camera);
+  scene.finalize();
+  const EmbreeScene embree(scene);
+  const std::vector<std::uint8_t> mask = maskOutEmitters(embree, scene.camera("front"), 64, 64);
+  const std::size_t row = 32 * 64;
+  CHECK(mask[row + 9] == 0);
+  CHECK(mask[row + 10] == 0);  // the sliver
+  CHECK(mask[row + 11] == 1);
+  CHECK(mask[row + 40] == 1);
+  std::size_t masked = 0;
+  for (const std::uint8_t m : mask) masked += m == 0 ? 1 : 0;
+  CHECK(masked < 64 * 64 / 4);
+}
