@@ -3,6 +3,9 @@
 #include "compare/compare.hpp"
 #include "display/image.hpp"
 #include "metrics/metrics.hpp"
+#include "rays/embree_scene.hpp"
+#include "rays/pinhole.hpp"
+#include "scene/load.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -74,6 +77,9 @@ TEST_CASE("compare: results.json has every method with finite figures and settin
   CHECK(first["settings"]["quality"] == "smoke");
   CHECK(first["settings"]["seed"] == 3);
   REQUIRE(first["methods"].size() == kMethods.size());
+  const scene::Scene cornell = scene::loadScene(test::sceneDir() / "cornell.json");
+  const rays::EmbreeScene embree(cornell);
+  const std::vector<std::uint8_t> emitterMask = rays::maskOutEmitters(embree, cornell.camera("cornell"), 32, 32);
   for (std::size_t m = 0; m < kMethods.size(); ++m) {
     const nlohmann::json& method = first["methods"][m];
     INFO(kMethods[m]);
@@ -90,9 +96,9 @@ TEST_CASE("compare: results.json has every method with finite figures and settin
     const display::Image reference =
         display::readImage(folder / "run1" / first["references"][0]["image"].get<std::string>());
     CHECK(image.width == 32);
-    const double recomputed = metrics::compareImages(image, reference).relativeRmse;
-    // Recomputed without the emitter mask, so only close: the light covers a few pixels.
-    CHECK(std::fabs(recomputed - camera["relRmse"].get<double>()) < 0.5 * camera["relRmse"].get<double>() + 0.05);
+    // Recomputed from the two images with the emitter mask ibrr diff --mask emitters uses.
+    const double recomputed = metrics::compareImages(image, reference, emitterMask).relativeRmse;
+    CHECK(recomputed == Approx(camera["relRmse"].get<double>()).epsilon(1e-9));
     CHECK(camera["relRmse"].get<double>() > 0.0);
     CHECK(camera["relRmse"].get<double>() < 1.5);  // smoke settings are coarse, but each method must be close
   }
