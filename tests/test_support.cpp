@@ -167,4 +167,25 @@ display::Image rayCast(const scene::Scene& scene, const scene::Camera& camera, i
   return image;
 }
 
+void checkRefusedByName(const std::filesystem::path& folder, const std::vector<RefusedCommand>& commands) {
+  for (const RefusedCommand& command : commands) {
+    const CommandResult result = runIbrr(command.arguments);
+    INFO(command.named << ": " << result.err);
+    CHECK(result.exitCode != 0);
+    CHECK_THAT(result.err, Catch::Contains(command.named));
+  }
+  CHECK(std::filesystem::is_empty(folder));  // nothing written
+}
+
+void checkInterruptedCleanly(const std::filesystem::path& folder, const std::string& arguments, double seconds) {
+  const std::string command = "cd " + folder.string() + " && (" + std::string(IBRR_EXECUTABLE) + " " + arguments +
+                              " >out.txt 2>err.txt & pid=$!; sleep " + std::to_string(seconds) +
+                              "; kill -INT $pid; wait $pid; echo $? > code.txt)";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK(readText(folder / "code.txt") == "130\n");
+  CHECK_THAT(readText(folder / "err.txt"), Catch::Contains("interrupted") && Catch::Contains("nothing was written"));
+  for (const auto& entry : std::filesystem::directory_iterator(folder))
+    CHECK(entry.path().extension() == ".txt");  // no output or temporary file beside the logs
+}
+
 }  // namespace ibrr::test

@@ -31,6 +31,19 @@ struct CommandResult {
 // variables ("NAME=value") if given.
 CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vector<std::string>& environment = {});
 
+// Runs each command, which must fail with its flag named on stderr; nothing may be written to
+// `folder` (the commands' outputs point there).
+struct RefusedCommand {
+  std::vector<std::string> arguments;
+  std::string named;
+};
+void checkRefusedByName(const std::filesystem::path& folder, const std::vector<RefusedCommand>& commands);
+
+// Starts `ibrr ARGUMENTS` (a shell word list) in `folder`, sends it SIGINT after `seconds` and
+// checks a clean stop: exit code 130, "nothing was written" on stderr, and no file in `folder`
+// but its logs (out.txt, err.txt, code.txt): no output, no temporary file.
+void checkInterruptedCleanly(const std::filesystem::path& folder, const std::string& arguments, double seconds = 2.0);
+
 // Compares images pixel by pixel: a pixel matches when every channel differs by at most
 // `absoluteTolerance`. When the fraction of mismatching pixels exceeds `allowedMismatch`,
 // writes <name>_actual/_expected/_difference (.png and .exr) to `folder` and returns false.

@@ -344,11 +344,7 @@ TEST_CASE("gather: bake flags of the other method are refused, naming the flag",
   const std::filesystem::path folder = test::outputDir("gather_cli_flags");
   const std::string lightmap = (folder / "x.lightmap").string();
   const std::string store = (folder / "x.ibrr").string();
-  struct Case {
-    std::vector<std::string> arguments;
-    std::string named;
-  };
-  const Case cases[] = {
+  test::checkRefusedByName(folder, {
       {{"bake", "furnace", "--method", "gather", "--paths", "64", "-o", lightmap}, "--paths"},
       {{"bake", "furnace", "--method", "gather", "--ldc", "64", "-o", lightmap}, "--ldc"},
       {{"bake", "furnace", "--iterations", "3", "-o", store}, "--iterations"},
@@ -359,28 +355,15 @@ TEST_CASE("gather: bake flags of the other method are refused, naming the flag",
        "--indirect-hemicube"},
       {{"bake", "furnace", "--method", "gather", "--atlas", "64", "--texel-density", "3", "-o", lightmap},
        "--texel-density"},
-  };
-  for (const Case& c : cases) {
-    const test::CommandResult result = test::runIbrr(c.arguments);
-    INFO(c.named << ": " << result.err);
-    CHECK(result.exitCode != 0);
-    CHECK_THAT(result.err, Catch::Contains(c.named));
-  }
-  CHECK(std::filesystem::is_empty(folder));  // nothing written
+  });
 }
 
 TEST_CASE("gather: Ctrl-C stops a gather bake: exit 130, no lightmap and no temporary file left",
           "[lightmap][gather][cli]") {
   const std::filesystem::path folder = test::outputDir("gather_cli_interrupt");
   const std::filesystem::path file = folder / "cornell.lightmap";
-  const std::string command = "cd " + folder.string() + " && (" + std::string(IBRR_EXECUTABLE) +
-                              " bake cornell --method gather --atlas 256 --hemicube 128 --iterations 50 -o " +
-                              file.string() +
-                              " >out.txt 2>err.txt & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo $? > code.txt)";
-  REQUIRE(std::system(command.c_str()) == 0);
-  CHECK(test::readText(folder / "code.txt") == "130\n");
-  CHECK_THAT(test::readText(folder / "err.txt"), Catch::Contains("nothing was written"));
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) CHECK(entry.path().extension() == ".txt");
+  test::checkInterruptedCleanly(folder, "bake cornell --method gather --atlas 256 --hemicube 128 --iterations 50 -o " +
+                                            file.string());
 }
 
 }  // namespace ibrr::lightmap

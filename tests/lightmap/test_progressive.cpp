@@ -281,11 +281,7 @@ TEST_CASE("progressive: bake flags of other methods are refused, naming the flag
   const std::filesystem::path folder = test::outputDir("progressive_cli_flags");
   const std::string lightmap = (folder / "x.lightmap").string();
   const std::string store = (folder / "x.ibrr").string();
-  struct Case {
-    std::vector<std::string> arguments;
-    std::string named;
-  };
-  const Case cases[] = {
+  test::checkRefusedByName(folder, {
       {{"bake", "furnace", "--method", "progressive", "--paths", "64", "-o", lightmap}, "--paths"},
       {{"bake", "furnace", "--method", "progressive", "--iterations", "3", "-o", lightmap}, "--iterations"},
       {{"bake", "furnace", "--method", "progressive", "--hemicube", "32", "-o", lightmap}, "--hemicube"},
@@ -293,27 +289,14 @@ TEST_CASE("progressive: bake flags of other methods are refused, naming the flag
       {{"bake", "furnace", "--residual", "0.1", "-o", store}, "--residual"},
       {{"bake", "furnace", "--method", "progressive", "--cluster", "0", "-o", lightmap}, "--cluster"},
       {{"bake", "furnace", "--method", "progressive", "--residual", "0", "-o", lightmap}, "--residual"},
-  };
-  for (const Case& c : cases) {
-    const test::CommandResult result = test::runIbrr(c.arguments);
-    INFO(c.named << ": " << result.err);
-    CHECK(result.exitCode != 0);
-    CHECK_THAT(result.err, Catch::Contains(c.named));
-  }
-  CHECK(std::filesystem::is_empty(folder));  // nothing written
+  });
 }
 
 TEST_CASE("progressive: Ctrl-C stops a progressive bake: exit 130, no lightmap and no temporary file left",
           "[lightmap][progressive][cli]") {
   const std::filesystem::path folder = test::outputDir("progressive_cli_interrupt");
   const std::filesystem::path file = folder / "cornell.lightmap";
-  const std::string command = "cd " + folder.string() + " && (" + std::string(IBRR_EXECUTABLE) +
-                              " bake cornell --method progressive --residual 0.0001 -o " + file.string() +
-                              " >out.txt 2>err.txt & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo $? > code.txt)";
-  REQUIRE(std::system(command.c_str()) == 0);
-  CHECK(test::readText(folder / "code.txt") == "130\n");
-  CHECK_THAT(test::readText(folder / "err.txt"), Catch::Contains("nothing was written"));
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) CHECK(entry.path().extension() == ".txt");
+  test::checkInterruptedCleanly(folder, "bake cornell --method progressive --residual 0.0001 -o " + file.string());
 }
 
 }  // namespace ibrr::lightmap
