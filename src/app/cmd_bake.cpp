@@ -130,6 +130,42 @@ lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeComma
   return atlasOptions;
 }
 
+// What every lightmap solver's bake starts from: the scene (checked by `checkScene` before the
+// GPU starts), a headless context, the atlas and its patch list, and the time they took.
+struct LightmapBakeInputs {
+  scene::Scene scene;
+  std::unique_ptr<gpu::Context> context;
+  Stopwatch total;  // from before the atlas
+  lightmap::LightmapAtlas atlas;
+  lightmap::PatchList patches;
+  double atlasSeconds = 0.0;
+  std::size_t validTexels = 0;
+};
+
+template <typename CheckScene>
+LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const lightmap::AtlasOptions& atlasOptions,
+                                       const std::string& what, CheckScene checkScene) {
+  LightmapBakeInputs inputs;
+  inputs.scene = loadSceneArgument(options.scene);
+  checkScene(inputs.scene);  // before starting the GPU
+  inputs.context = gpu::createHeadlessContext();
+  info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +
+       " triangles) on " + inputs.context->info().renderer);
+  inputs.total.restart();
+  inputs.atlas = lightmap::buildAtlas(inputs.scene, atlasOptions);
+  inputs.patches = lightmap::rasterizePatches(inputs.scene, inputs.atlas);
+  inputs.atlasSeconds = inputs.total.seconds();
+  for (const std::uint8_t valid : inputs.patches.valid) inputs.validTexels += valid;
+  return inputs;
+}
+
+// The summary's atlas line.
+void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels = "valid texels") {
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu %s (%.2f s)\n", inputs.atlas.width,
+              inputs.atlas.height, double(inputs.atlas.texelsPerUnit), std::size_t(inputs.atlas.chartCount),
+              inputs.validTexels, texels, inputs.atlasSeconds);
+}
+
 void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
@@ -152,15 +188,14 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::validateGatherOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kGatherDefaultAtlasSize);
 
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  lightmap::checkGatherScene(scene);  // before starting the GPU
-  const auto context = gpu::createHeadlessContext();
-  info("gathering " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
-       context->info().renderer);
-  const Stopwatch total;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
-  const double atlasSeconds = total.seconds();
+  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "gathering", [&](const scene::Scene& loaded) {
+    lightmap::checkGatherScene(loaded);
+  });
+  const scene::Scene& scene = inputs.scene;
+  const lightmap::LightmapAtlas& atlas = inputs.atlas;
+  const lightmap::PatchList& patches = inputs.patches;
+  const Stopwatch& total = inputs.total;
+  const double atlasSeconds = inputs.atlasSeconds;
   std::unique_ptr<Progress> progress;
   std::uint64_t reported = 0;
   const lightmap::GatherResult result =
@@ -175,9 +210,7 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
 
   std::printf("wrote %s\n", options.output.c_str());
-  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
-              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount),
-              result.hemicubesPerIteration, atlasSeconds);
+  printAtlasSummary(inputs);
   std::printf(
       "hemicubes        %zu per iteration, H = %d for the first gather, h = %d after, %d per batch (layers)\n",
       result.hemicubesPerIteration, settings.hemicubeResolution,
@@ -207,15 +240,14 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   lightmap::validateProgressiveOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kProgressiveDefaultAtlasSize);
 
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  lightmap::checkProgressiveScene(scene);  // before starting the GPU
-  const auto context = gpu::createHeadlessContext();
-  info("progressive refinement of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
-       " triangles) on " + context->info().renderer);
-  const Stopwatch total;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
-  const double atlasSeconds = total.seconds();
+  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "progressive refinement of", [&](const scene::Scene& loaded) {
+    lightmap::checkProgressiveScene(loaded);
+  });
+  const scene::Scene& scene = inputs.scene;
+  const lightmap::LightmapAtlas& atlas = inputs.atlas;
+  const lightmap::PatchList& patches = inputs.patches;
+  const Stopwatch& total = inputs.total;
+  const double atlasSeconds = inputs.atlasSeconds;
   Progress progress("progressive", 0, "shots");
   const lightmap::ProgressiveResult result = lightmap::solveProgressive(
       scene, atlas, patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
@@ -224,13 +256,9 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
   lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
 
-  std::size_t validTexels = 0;
-  for (const std::uint8_t valid : patches.valid) validTexels += valid;
   const lightmap::ProgressiveCheckpoint& end = result.checkpoints.back();
   std::printf("wrote %s\n", options.output.c_str());
-  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
-              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), validTexels,
-              atlasSeconds);
+  printAtlasSummary(inputs);
   std::printf(
       "shooters         %zu (blocks of %d² texels, %d² on emitters); visibility: %zu triangles tessellated "
       "into %zu, hemisphere %d²\n",
@@ -282,15 +310,14 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   lightmap::validateStochasticOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kStochasticDefaultAtlasSize);
 
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  lightmap::checkShootingScene(scene, "stochastic iteration");  // before starting the GPU
-  const auto context = gpu::createHeadlessContext();
-  info("stochastic iteration of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
-       " triangles) on " + context->info().renderer);
-  const Stopwatch total;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
-  const double atlasSeconds = total.seconds();
+  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "stochastic iteration of", [&](const scene::Scene& loaded) {
+    lightmap::checkShootingScene(loaded, "stochastic iteration");
+  });
+  const scene::Scene& scene = inputs.scene;
+  const lightmap::LightmapAtlas& atlas = inputs.atlas;
+  const lightmap::PatchList& patches = inputs.patches;
+  const Stopwatch& total = inputs.total;
+  const double atlasSeconds = inputs.atlasSeconds;
   Progress progress("stochastic", settings.iterations, "iterations");
   const lightmap::StochasticResult result = lightmap::solveStochastic(
       scene, atlas, patches, settings, {}, [&](std::uint64_t) { progress.advance(1); });
@@ -299,14 +326,10 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
   lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
 
-  std::size_t validTexels = 0;
-  for (const std::uint8_t valid : patches.valid) validTexels += valid;
   const lightmap::StochasticCheckpoint& end = result.checkpoints.back();
   const double iterations = double(std::max<std::uint64_t>(result.iterations, 1));
   std::printf("wrote %s\n", options.output.c_str());
-  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu valid texels (%.2f s)\n",
-              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), validTexels,
-              atlasSeconds);
+  printAtlasSummary(inputs);
   std::printf(
       "shooters         %d per iteration from the %s, drawn on a %d-level sum pyramid; visibility: %zu "
       "triangles tessellated into %zu, hemisphere %d²\n",
@@ -350,15 +373,14 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::validateMatrixOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kMatrixDefaultAtlasSize);
 
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  lightmap::checkMatrixScene(scene, settings.direct);  // before starting the GPU
-  const auto context = gpu::createHeadlessContext();
-  info("form-factor matrix of " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) +
-       " triangles) on " + context->info().renderer);
-  const Stopwatch total;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
-  const double atlasSeconds = total.seconds();
+  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "form-factor matrix of", [&](const scene::Scene& loaded) {
+    lightmap::checkMatrixScene(loaded, settings.direct);
+  });
+  const scene::Scene& scene = inputs.scene;
+  const lightmap::LightmapAtlas& atlas = inputs.atlas;
+  const lightmap::PatchList& patches = inputs.patches;
+  const Stopwatch& total = inputs.total;
+  const double atlasSeconds = inputs.atlasSeconds;
   std::unique_ptr<Progress> progress;
   std::uint64_t reported = 0;
   lightmap::MatrixResult result =
@@ -395,9 +417,7 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (!options.saveMatrix.empty())
     std::printf("wrote %s (%.1f MB, %.2f s)\n", options.saveMatrix.c_str(),
                 double(std::filesystem::file_size(options.saveMatrix)) * 1e-6, saveSeconds);
-  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu patches (valid texels) (%.2f s)\n",
-              atlas.width, atlas.height, double(atlas.texelsPerUnit), std::size_t(atlas.chartCount), solution.size(),
-              atlasSeconds);
+  printAtlasSummary(inputs, "patches (valid texels)");
   std::printf("matrix           N_k, k = %d bounces, H = %d; direct light by %s; %s: %.1f MB",
               settings.bounces, settings.hemicubeResolution, lightmap::matrixDirectName(solution.direct),
               lightmap::matrixStorageName(settings.storage), double(solution.denseBytes()) * 1e-6);
