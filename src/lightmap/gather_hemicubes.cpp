@@ -278,6 +278,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
   // command's baseInstance selects it); the command slots of a batch.
   const ChunkedTriangles chunked = sortIntoChunks(atlas, chunkTriangles);
   m_chunkCount = chunked.chunks.size();
+  m_vertexCount = chunked.vertices.size();
   m_vertices = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(chunked.vertices.size(), 1) * sizeof(LightmapVertex)),
                            chunked.vertices.empty() ? nullptr : chunked.vertices.data(), 0);
   m_chunks = gpu::Buffer(GLsizeiptr(std::max<std::size_t>(m_chunkCount, 1) * sizeof(GpuChunk)),
@@ -347,8 +348,21 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
   // Only this batch's matrices are bound (a small range, whatever the hemicube count).
   const BoundRange range = bindRange(m_faceMatrices, kFaceMatricesBinding, first, std::size_t(count),
                                      kFacesPerHemicube * sizeof(glm::mat4), sizeof(glm::mat4));
-  // Cull: one command per (face slot, chunk) of the batch, instanceCount 0 outside the frustum.
   const GLuint slotCount = GLuint(kFacesPerHemicube * count);
+  if (m_chunkCount == 1) {
+    // One chunk (a small scene): its box is the scene's, which a face hardly ever misses; one
+    // instanced draw without the cull pass (slot = instance) is cheaper.
+    m_program.use();
+    glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
+    glBindTextureUnit(0, seen);
+    glBindVertexArray(m_vertexArray.id());
+    glDrawArraysInstanced(GL_TRIANGLES, 0, GLsizei(m_vertexCount), GLsizei(slotCount));
+    glBindVertexArray(0);
+    glDisable(GL_SCISSOR_TEST);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    return;
+  }
+  // Cull: one command per (face slot, chunk) of the batch, instanceCount 0 outside the frustum.
   const GLuint pairs = slotCount * GLuint(m_chunkCount);
   m_cullProgram.use();
   glProgramUniform1i(m_cullProgram.id(), kUniformFirstEntry, range.firstEntry);

@@ -106,6 +106,7 @@ private:
   GatherTarget m_target;
   std::size_t m_hemicubeCount = 0;
   std::size_t m_chunkCount = 0;
+  std::size_t m_vertexCount = 0;
   gpu::Buffer m_vertices;        // the atlas's LightmapVertex list, chunk by chunk
   gpu::Buffer m_chunks;          // per chunk: box, first vertex, vertex count (std430)
   gpu::Buffer m_slots;           // 0 .. 5·layers − 1, the instanced attribute that names a face
