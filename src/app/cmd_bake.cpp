@@ -114,6 +114,17 @@ void refuseForeignFlags(const CLI::App& command, const std::vector<std::string>&
                                  " does not use it (see ibrr bake --help)");
 }
 
+// A lightmap bake's own checks before any work: none of `notSettings` given (flags that exist
+// for other methods but mean nothing to `method`), and a writable -o FILE.lightmap.
+void checkLightmapBakeCommand(const CLI::App& command, const BakeCommandOptions& options, const std::string& method,
+                              const std::vector<std::string>& notSettings) {
+  for (const std::string& flag : notSettings)
+    if (given(command, flag))
+      throw CLI::ValidationError(flag + " is not a setting of --method " + method + " (see ibrr bake --help)");
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkWritableFolder(options.output);
+}
+
 // The lightmap atlas from --texel-density or --atlas (else the method's default target size).
 lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeCommandOptions& options,
                                         int defaultTargetSize) {
@@ -173,8 +184,7 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   refuseForeignFlags(command, kShootingFlags, "gather", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "gather", "stochastic");
   refuseForeignFlags(command, kMatrixOnlyFlags, "gather", "matrix");
-  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkWritableFolder(options.output);  // before any work
+  checkLightmapBakeCommand(command, options, "gather", {});
   lightmap::GatherOptions settings = options.gather;
   settings.hemicubeResolution = given(command, "--hemicube") ? options.bake.hemicubeResolution : kGatherDefaultHemicube;
   // h defaults to the smaller of its default and H (so that --hemicube 16 alone is valid).
@@ -230,11 +240,7 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   refuseForeignFlags(command, kIbrrOnlyFlags, "progressive", "ibrr");
   refuseForeignFlags(command, kStochasticOnlyFlags, "progressive", "stochastic");
   refuseForeignFlags(command, kMatrixOnlyFlags, "progressive", "matrix");
-  for (const std::string& flag : kNotProgressiveFlags)
-    if (given(command, flag))
-      throw CLI::ValidationError(flag + " is not a setting of --method progressive (see ibrr bake --help)");
-  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkWritableFolder(options.output);  // before any work
+  checkLightmapBakeCommand(command, options, "progressive", kNotProgressiveFlags);
   lightmap::ProgressiveOptions settings = options.progressive;
   settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
   lightmap::validateProgressiveOptions(settings);
@@ -281,11 +287,7 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   refuseForeignFlags(command, kIbrrOnlyFlags, "stochastic", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "stochastic", "progressive");
   refuseForeignFlags(command, kMatrixOnlyFlags, "stochastic", "matrix");
-  for (const std::string& flag : kNotStochasticFlags)
-    if (given(command, flag))
-      throw CLI::ValidationError(flag + " is not a setting of --method stochastic (see ibrr bake --help)");
-  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkWritableFolder(options.output);  // before any work
+  checkLightmapBakeCommand(command, options, "stochastic", kNotStochasticFlags);
   lightmap::StochasticOptions settings = options.stochastic;
   settings.hemisphereResolution =
       given(command, "--hemisphere") ? options.progressive.hemisphereResolution : settings.hemisphereResolution;
@@ -353,11 +355,7 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
   refuseForeignFlags(command, kProgressiveOnlyFlags, "matrix", "progressive");
   refuseForeignFlags(command, kShootingFlags, "matrix", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "matrix", "stochastic");
-  for (const std::string& flag : kNotMatrixFlags)
-    if (given(command, flag))
-      throw CLI::ValidationError(flag + " is not a setting of --method matrix (see ibrr bake --help)");
-  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkWritableFolder(options.output);  // before any work
+  checkLightmapBakeCommand(command, options, "matrix", kNotMatrixFlags);
   if (!options.saveMatrix.empty()) {
     checkWritableFolder(options.saveMatrix);
     if (std::filesystem::path(options.saveMatrix) == std::filesystem::path(options.output))

@@ -162,21 +162,15 @@ ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtla
   result.visibilityTriangles = visibility.triangles();
   result.emittedPower = emittedPower;
 
-  std::vector<glm::vec4> readBack(texelCount);
+  std::vector<glm::vec4> readBack;
   std::vector<glm::vec3> radiance(patches.texelCount(), glm::vec3(0.0f));
   const auto checkpoint = [&](double residualFraction) {
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glGetNamedBufferSubData(radianceBuffer.id(), 0, GLsizeiptr(texelCount * sizeof(glm::vec4)), readBack.data());
-    glm::dvec3 sum(0.0);
-    for (std::size_t i = 0; i < texelCount; ++i) {
-      radiance[texels[i]] = glm::vec3(readBack[i]);
-      sum += glm::dvec3(readBack[i]);
-    }
+    const glm::dvec3 mean = readTexelRadiance(radianceBuffer, texels, readBack, radiance);
     ProgressiveCheckpoint stats;
     stats.shots = result.shots;
     stats.seconds = solveTime.seconds();
     stats.residualFraction = residualFraction;
-    stats.meanRadiance = sum / double(texelCount);
+    stats.meanRadiance = mean;
     result.checkpoints.push_back(stats);
     if (onCheckpoint) onCheckpoint(stats, radiance);
   };

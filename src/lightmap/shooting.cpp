@@ -112,6 +112,19 @@ ShootReceivers makeShootReceivers(const LightmapAtlas& atlas, const PatchList& p
   return out;
 }
 
+glm::dvec3 readTexelRadiance(const gpu::Buffer& buffer, std::span<const std::uint32_t> texels,
+                             std::vector<glm::vec4>& scratch, std::vector<glm::vec3>& radiance) {
+  scratch.resize(texels.size());
+  glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+  glGetNamedBufferSubData(buffer.id(), 0, GLsizeiptr(texels.size() * sizeof(glm::vec4)), scratch.data());
+  glm::dvec3 sum(0.0);
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    radiance[texels[i]] = glm::vec3(scratch[i]);
+    sum += glm::dvec3(scratch[i]);
+  }
+  return texels.empty() ? sum : sum / double(texels.size());
+}
+
 glm::mat3 shooterFrame(const glm::vec3& normal) {
   const glm::vec3 helper = std::abs(normal.x) < 0.9f ? glm::vec3(1, 0, 0) : glm::vec3(0, 1, 0);
   const glm::vec3 tangent = glm::normalize(glm::cross(helper, normal));

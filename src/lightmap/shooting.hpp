@@ -66,6 +66,12 @@ struct ShootReceivers {
 ShootReceivers makeShootReceivers(const LightmapAtlas& atlas, const PatchList& patches,
                                   std::span<const std::uint32_t> texels, std::span<const std::uint32_t> shooterOf);
 
+// Reads the per-valid-texel radiance (vec4 per texel, `texels` order) from `buffer` into the
+// atlas-sized `radiance` (invalid texels untouched) and returns its mean over the valid texels.
+// `scratch` is reused between calls.
+glm::dvec3 readTexelRadiance(const gpu::Buffer& buffer, std::span<const std::uint32_t> texels,
+                             std::vector<glm::vec4>& scratch, std::vector<glm::vec3>& radiance);
+
 // Row-major frame of a shooter with unit normal n: rows tangent, bitangent, n (so M·v is v in its
 // frame). Uploaded as a GLSL mat3 it is the same matrix.
 glm::mat3 shooterFrame(const glm::vec3& normal);

@@ -199,20 +199,14 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   result.pyramidLevels = int(levels.size());
   result.clusters = clusters.size();
 
-  std::vector<glm::vec4> readBack(texelCount);
+  std::vector<glm::vec4> readBack;
   std::vector<glm::vec3> radiance(patches.texelCount(), glm::vec3(0.0f));
   const auto checkpoint = [&] {
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
-    glGetNamedBufferSubData(radianceBuffer.id(), 0, GLsizeiptr(texelCount * sizeof(glm::vec4)), readBack.data());
-    glm::dvec3 sum(0.0);
-    for (std::size_t i = 0; i < texelCount; ++i) {
-      radiance[texels[i]] = glm::vec3(readBack[i]);
-      sum += glm::dvec3(readBack[i]);
-    }
+    const glm::dvec3 mean = readTexelRadiance(radianceBuffer, texels, readBack, radiance);
     StochasticCheckpoint stats;
     stats.iterations = result.iterations;
     stats.seconds = solveTime.seconds();
-    stats.meanRadiance = sum / double(texelCount);
+    stats.meanRadiance = mean;
     result.checkpoints.push_back(stats);
     if (onCheckpoint) onCheckpoint(stats, radiance);
   };

@@ -14,6 +14,7 @@
 #include "lightmap/matrix.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
+#include "lightmap_test_support.hpp"
 #include "test_support.hpp"
 #include "util/stopwatch.hpp"
 
@@ -30,20 +31,8 @@
 namespace ibrr::lightmap {
 namespace {
 
-struct Setup {
-  LightmapAtlas atlas;
-  PatchList patches;
-};
-
-Setup makeSetup(const scene::Scene& scene, int atlasSize) {
-  test::glContext();
-  Setup s;
-  AtlasOptions atlasOptions;
-  atlasOptions.targetSize = atlasSize;
-  s.atlas = buildAtlas(scene, atlasOptions);
-  s.patches = rasterizePatches(scene, s.atlas);
-  return s;
-}
+using Setup = test::AtlasAndPatches;
+constexpr auto makeSetup = test::makeAtlasAndPatches;
 
 // Σ_{h=1..k} T^h x by k separate products with T = diag(ρ) F, in double.
 std::vector<double> separateProducts(const std::vector<float>& f, const std::vector<float>& albedo, std::size_t n,

@@ -8,6 +8,7 @@
 #include "lightmap/progressive.hpp"
 #include "lightmap/stochastic.hpp"
 #include "scene/load.hpp"
+#include "lightmap_test_support.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -23,20 +24,8 @@
 namespace ibrr::lightmap {
 namespace {
 
-struct Atlas {
-  LightmapAtlas atlas;
-  PatchList patches;
-};
-
-Atlas makeAtlas(const scene::Scene& scene, int atlasSize) {
-  test::glContext();
-  Atlas a;
-  AtlasOptions atlasOptions;
-  atlasOptions.targetSize = atlasSize;
-  a.atlas = buildAtlas(scene, atlasOptions);
-  a.patches = rasterizePatches(scene, a.atlas);
-  return a;
-}
+using Atlas = test::AtlasAndPatches;
+constexpr auto makeAtlas = test::makeAtlasAndPatches;
 
 // Area-weighted relative RMS difference over valid texels and channels:
 //   √(Σ A |x − y|² / Σ A |y|²)
