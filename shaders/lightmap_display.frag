@@ -1,20 +1,22 @@
 #version 450 core
-// Pixel radiance = the lightmap's exitant radiance, bilinearly filtered (the atlas is dilated
-// into its padding, so filtering near chart edges reads the chart's own values). The lightmap
-// holds L = L_e + reflected for the front side; emitters emit from the front only, so a back face
-// shows L − L_e.
-in vec2 v_lightmapUv;
-flat in uint v_material;
+// Pixel radiance L = L_e (front faces) + ρ(pixel) · H, where H is the lightmap's incident radiance
+// (irradiance / π, W·sr⁻¹·m⁻²), bilinearly filtered (the atlas is dilated into its padding, so
+// filtering near chart edges reads the chart's own values), and ρ(pixel) is the material's albedo
+// times its texture at this pixel. A texel of the lightmap averages ρ over its square; multiplying
+// here instead brings back every detail of the albedo texture and of the emitters smaller than a
+// texel, whatever the lightmap's density. Emitters emit from the front only.
+#include "scene_uniforms.glsl"
 
-layout(binding = 0) uniform sampler2D u_lightmap;
-layout(std430, binding = 0) readonly buffer MaterialEmission {
-  vec4 materialEmission[];  // L_e per material (rgb)
-};
+in vec2 v_lightmapUv;
+in vec2 v_texcoord;
+
+layout(binding = 1) uniform sampler2D u_incidentRadiance;
 
 layout(location = 0) out vec4 o_radiance;
 
 void main() {
-  vec3 radiance = texture(u_lightmap, v_lightmapUv).rgb;
-  if (!gl_FrontFacing) radiance = max(radiance - materialEmission[v_material].rgb, vec3(0.0));
-  o_radiance = vec4(radiance, 1.0);
+  vec3 albedo = u_albedo;
+  if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_texcoord).rgb;
+  vec3 incident = texture(u_incidentRadiance, v_lightmapUv).rgb;
+  o_radiance = vec4((gl_FrontFacing ? u_emission : vec3(0.0)) + albedo * incident, 1.0);
 }

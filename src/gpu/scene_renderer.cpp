@@ -47,6 +47,39 @@ bool outsideFrustum(const glm::mat4& objectToClip, const glm::vec3& boxMin, cons
 }
 }  // namespace
 
+std::vector<Texture> uploadAlbedoTextures(const scene::Scene& scene) {
+  std::vector<Texture> textures;
+  textures.reserve(scene.textures.size());
+  for (const scene::Texture& source : scene.textures) {
+    const int levels = 1 + int(std::floor(std::log2(std::max(source.width, source.height))));
+    Texture texture(GL_RGB32F, source.width, source.height, 0, levels);
+    // scene::Texture rows are top-first, while texcoord v = 0 addresses the image's bottom row (the
+    // OBJ/Assimp convention) and GL's t = 0 is the first uploaded row: upload bottom-first.
+    std::vector<glm::vec3> bottomFirst(source.texels.size());
+    for (int y = 0; y < source.height; ++y)
+      std::copy_n(source.texels.begin() + std::ptrdiff_t(y) * source.width, source.width,
+                  bottomFirst.begin() + std::ptrdiff_t(source.height - 1 - y) * source.width);
+    glTextureSubImage2D(texture.id(), 0, 0, 0, source.width, source.height, GL_RGB, GL_FLOAT, bottomFirst.data());
+    glGenerateTextureMipmap(texture.id());
+    glTextureParameteri(texture.id(), GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+    glTextureParameteri(texture.id(), GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTextureParameteri(texture.id(), GL_TEXTURE_WRAP_S, GL_REPEAT);
+    glTextureParameteri(texture.id(), GL_TEXTURE_WRAP_T, GL_REPEAT);
+    textures.push_back(std::move(texture));
+  }
+  return textures;
+}
+
+void setMaterialUniforms(GLuint program, const scene::Material& material, std::uint32_t materialIndex,
+                         const std::vector<Texture>& albedoTextures) {
+  glProgramUniform3fv(program, kUniformAlbedo, 1, glm::value_ptr(material.albedo));
+  glProgramUniform3fv(program, kUniformEmission, 1, glm::value_ptr(material.emission));
+  glProgramUniform1i(program, kUniformHasAlbedoTexture, material.albedoTexture >= 0 ? 1 : 0);
+  glProgramUniform1i(program, kUniformMaterialIndex, GLint(materialIndex));
+  if (material.albedoTexture >= 0)
+    glBindTextureUnit(kAlbedoTextureUnit, albedoTextures.at(std::size_t(material.albedoTexture)).id());
+}
+
 SceneRenderer::SceneRenderer(const scene::Scene& scene)
     : m_instances(scene.instances), m_materials(scene.materials), m_triangleCount(scene.triangleCount()) {
   for (const scene::TriangleMesh& mesh : scene.meshes) {
@@ -102,23 +135,7 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
     }
     m_meshes.push_back(std::move(gpuMesh));
   }
-  for (const scene::Texture& source : scene.textures) {
-    const int levels = 1 + int(std::floor(std::log2(std::max(source.width, source.height))));
-    Texture texture(GL_RGB32F, source.width, source.height, 0, levels);
-    // scene::Texture rows are top-first, while texcoord v = 0 addresses the image's bottom row (the
-    // OBJ/Assimp convention) and GL's t = 0 is the first uploaded row: upload bottom-first.
-    std::vector<glm::vec3> bottomFirst(source.texels.size());
-    for (int y = 0; y < source.height; ++y)
-      std::copy_n(source.texels.begin() + std::ptrdiff_t(y) * source.width, source.width,
-                  bottomFirst.begin() + std::ptrdiff_t(source.height - 1 - y) * source.width);
-    glTextureSubImage2D(texture.id(), 0, 0, 0, source.width, source.height, GL_RGB, GL_FLOAT, bottomFirst.data());
-    glGenerateTextureMipmap(texture.id());
-    glTextureParameteri(texture.id(), GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
-    glTextureParameteri(texture.id(), GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTextureParameteri(texture.id(), GL_TEXTURE_WRAP_S, GL_REPEAT);
-    glTextureParameteri(texture.id(), GL_TEXTURE_WRAP_T, GL_REPEAT);
-    m_textures.push_back(std::move(texture));
-  }
+  m_textures = uploadAlbedoTextures(scene);
 }
 
 std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
@@ -137,12 +154,7 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
     for (const DrawRange& range : mesh.ranges) {
       if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
       submitted += std::size_t(range.indexCount / 3);
-      const scene::Material& material = m_materials[range.material];
-      glProgramUniform3fv(GLuint(program), kUniformAlbedo, 1, glm::value_ptr(material.albedo));
-      glProgramUniform3fv(GLuint(program), kUniformEmission, 1, glm::value_ptr(material.emission));
-      glProgramUniform1i(GLuint(program), kUniformHasAlbedoTexture, material.albedoTexture >= 0 ? 1 : 0);
-      glProgramUniform1i(GLuint(program), kUniformMaterialIndex, GLint(range.material));
-      if (material.albedoTexture >= 0) glBindTextureUnit(kAlbedoTextureUnit, m_textures[material.albedoTexture].id());
+      setMaterialUniforms(GLuint(program), m_materials[range.material], range.material, m_textures);
       glDrawElements(GL_TRIANGLES, range.indexCount, GL_UNSIGNED_INT,
                      reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
     }

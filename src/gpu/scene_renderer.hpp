@@ -25,6 +25,16 @@ inline constexpr GLint kUniformMaterialIndex = 6;     // int
 inline constexpr GLint kFirstPassUniform = 16;        // passes use locations from here on
 inline constexpr GLuint kAlbedoTextureUnit = 0;
 
+// The scene's albedo textures on the GPU, in Scene::textures order: linear RGB32F, mipmapped,
+// repeating, uploaded bottom row first so that texcoord v = 0 addresses the image's bottom row
+// (the OBJ/Assimp convention).
+[[nodiscard]] std::vector<Texture> uploadAlbedoTextures(const scene::Scene& scene);
+
+// Sets the scene_uniforms.glsl material uniforms of `program` (albedo, emission, texture flag,
+// material index) and binds the material's albedo texture, if any, to kAlbedoTextureUnit.
+void setMaterialUniforms(GLuint program, const scene::Material& material, std::uint32_t materialIndex,
+                         const std::vector<Texture>& albedoTextures);
+
 class SceneRenderer {
 public:
   explicit SceneRenderer(const scene::Scene& scene);

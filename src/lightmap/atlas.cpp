@@ -17,6 +17,7 @@ namespace {
 // A scene triangle in world space (positions as the GPU sees them: float, transformed in float).
 struct WorldTriangle {
   glm::vec3 corner[3];
+  glm::vec2 texcoord[3] = {};  // the mesh's texture coordinates (albedo textures); 0 when it has none
   glm::dvec3 normal{0.0};  // unit front normal; zero when degenerate
   double area = 0.0;       // world units²
   std::uint32_t material = 0;
@@ -36,6 +37,7 @@ std::vector<WorldTriangle> worldTriangles(const scene::Scene& scene) {
       for (int k = 0; k < 3; ++k) {
         const std::uint32_t v = mesh.triangles[t][k];
         triangle.corner[k] = glm::vec3(instance.objectToWorld * glm::vec4(mesh.positions[v], 1.0f));
+        if (v < mesh.texcoords.size()) triangle.texcoord[k] = mesh.texcoords[v];
         if (v < mesh.normals.size()) triangle.vertexNormalSum += normalToWorld * mesh.normals[v];
       }
       triangle.material = mesh.triangleMaterials[t];
@@ -671,6 +673,7 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
       vertex.normal = normal;
       vertex.lightmapUv = glm::vec2(offset + (layout.unitUv[3 * t + k] - layout.boundsMin[c]) * density);
       vertex.material = triangles[t].material;
+      vertex.texcoord = triangles[t].texcoord[k];
     }
   }
   double projectedTexels = 0.0;

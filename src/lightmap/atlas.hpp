@@ -33,6 +33,7 @@ struct LightmapVertex {
   glm::vec3 normal;            // world space, unit (the geometric normal of the triangle's front side)
   glm::vec2 lightmapUv;        // texel units
   std::uint32_t material = 0;  // index into Scene::materials
+  glm::vec2 texcoord{0.0f};    // the mesh's texture coordinate, for its albedo texture; 0 when it has none
 };
 
 struct LightmapAtlas {

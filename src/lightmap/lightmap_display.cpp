@@ -1,27 +1,119 @@
 #include "lightmap/lightmap_display.hpp"
 
 #include "gpu/debug.hpp"
+#include "gpu/scene_renderer.hpp"
 #include "gpu/shader.hpp"
 #include "util/error.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
 
 #include <algorithm>
+#include <limits>
+#include <unordered_map>
 
 namespace ibrr::lightmap {
 namespace {
-constexpr GLint kUniformViewProjection = 16;  // lightmap_display.vert
-constexpr GLint kUniformAtlasSize = 17;
-constexpr GLuint kLightmapUnit = 0;
-constexpr GLuint kMaterialEmissionBinding = 0;
+constexpr GLint kUniformAtlasSize = 17;  // lightmap_display.vert
+constexpr GLuint kIncidentRadianceUnit = 1;  // unit 0 is the albedo texture's (gpu::kAlbedoTextureUnit)
 constexpr std::uint32_t kNoChart = 0xffffffffu;
 }  // namespace
 
 std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchList& patches,
                                         const std::vector<glm::vec3>& radiance) {
+  return dilateForDisplay(atlas, patches, radiance, patches.valid);
+}
+
+namespace {
+
+// Gives each valid texel of a chart without one known texel (a black triangle hosting thin lit
+// ones, whose own texels lost every centre to it) the incident radiance of the nearest known texel
+// in the world that faces the same way (n·n' > 0.5), within kSearchCells cells of one texel size:
+// H varies smoothly over a surface, and the chart's own texels cannot tell it.
+void borrowFromNearestKnown(const LightmapAtlas& atlas, const PatchList& patches, IncidentRadiance& incident) {
+  constexpr int kSearchCells = 3;
+  std::vector<std::uint8_t> chartKnown(atlas.chartCount, 0);
+  std::vector<std::size_t> orphans;
+  for (std::size_t i = 0; i < incident.known.size(); ++i)
+    if (incident.known[i]) chartKnown[atlas.triangleChart[patches.triangle[i]]] = 1;
+  for (std::size_t i = 0; i < incident.known.size(); ++i)
+    if (patches.valid[i] && !incident.known[i] && !chartKnown[atlas.triangleChart[patches.triangle[i]]])
+      orphans.push_back(i);
+  if (orphans.empty() || atlas.texelsPerUnit <= 0.0f) return;
+  const float cellSize = 1.0f / atlas.texelsPerUnit;  // scene units
+  const auto cellOf = [&](const glm::vec3& p) { return glm::ivec3(glm::floor(p / cellSize)); };
+  const auto key = [](const glm::ivec3& c) {
+    return (std::uint64_t(std::uint32_t(c.x) & 0x1fffffu) << 42) | (std::uint64_t(std::uint32_t(c.y) & 0x1fffffu) << 21) |
+           std::uint64_t(std::uint32_t(c.z) & 0x1fffffu);
+  };
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> knownByCell;
+  for (std::size_t i = 0; i < incident.known.size(); ++i)
+    if (incident.known[i]) knownByCell[key(cellOf(patches.position[i]))].push_back(i);
+  for (std::size_t orphan : orphans) {
+    const glm::ivec3 centre = cellOf(patches.position[orphan]);
+    float nearest = std::numeric_limits<float>::max();
+    std::size_t source = orphan;
+    for (int dz = -kSearchCells; dz <= kSearchCells; ++dz)
+      for (int dy = -kSearchCells; dy <= kSearchCells; ++dy)
+        for (int dx = -kSearchCells; dx <= kSearchCells; ++dx) {
+          const auto cell = knownByCell.find(key(centre + glm::ivec3(dx, dy, dz)));
+          if (cell == knownByCell.end()) continue;
+          for (std::size_t k : cell->second) {
+            if (glm::dot(patches.normal[k], patches.normal[orphan]) <= 0.5f) continue;
+            const float distance = glm::distance(patches.position[k], patches.position[orphan]);
+            if (distance < nearest) {
+              nearest = distance;
+              source = k;
+            }
+          }
+        }
+    if (source != orphan) incident.values[orphan] = incident.values[source];
+  }
+  // Marked known only now, so that no orphan borrows from another orphan.
+  for (std::size_t orphan : orphans)
+    if (incident.values[orphan] != glm::vec3(0.0f)) incident.known[orphan] = 1;
+}
+
+}  // namespace
+
+IncidentRadiance incidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
+                                  const std::vector<glm::vec3>& radiance) {
+  const std::size_t texelCount = patches.texelCount();
+  if (radiance.size() != texelCount)
+    throw Error("lightmap display: the radiance (" + std::to_string(radiance.size()) + " texels) does not match the " +
+                std::to_string(texelCount) + " texels of the patch list");
+  IncidentRadiance incident{std::vector<glm::vec3>(texelCount, glm::vec3(0.0f)),
+                            std::vector<std::uint8_t>(texelCount, 0)};
+  for (std::size_t i = 0; i < texelCount; ++i) {
+    const glm::vec3& albedo = patches.albedo[i];
+    if (!patches.valid[i]) continue;
+    glm::vec3 value(0.0f);
+    float knownSum = 0.0f;
+    int knownChannels = 0;
+    for (int c = 0; c < 3; ++c)
+      if (albedo[c] >= kMinimumDisplayAlbedo) {
+        value[c] = std::max((radiance[i][c] - patches.emission[i][c]) / albedo[c], 0.0f);
+        knownSum += value[c];
+        ++knownChannels;
+      }
+    if (knownChannels == 0) continue;
+    // A channel the texel hardly reflects (a material such as ρ = (0.5, 0.5, 0)) shows ρ·H ≈ 0
+    // whatever H is: it takes the mean of the known channels, so a pixel whose texture does
+    // reflect it a little gets plausible light rather than none.
+    for (int c = 0; c < 3; ++c)
+      if (albedo[c] < kMinimumDisplayAlbedo) value[c] = knownSum / float(knownChannels);
+    incident.values[i] = value;
+    incident.known[i] = 1;
+  }
+  borrowFromNearestKnown(atlas, patches, incident);
+  return incident;
+}
+
+std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchList& patches,
+                                        const std::vector<glm::vec3>& radiance,
+                                        const std::vector<std::uint8_t>& known) {
   const int width = atlas.width, height = atlas.height;
   const std::size_t texelCount = std::size_t(width) * std::size_t(height);
-  if (patches.texelCount() != texelCount || radiance.size() != texelCount)
+  if (patches.texelCount() != texelCount || radiance.size() != texelCount || known.size() != texelCount)
     throw Error("lightmap display: the radiance (" + std::to_string(radiance.size()) + " texels) and patch list (" +
                 std::to_string(patches.texelCount()) + ") do not match the " + std::to_string(width) + "×" +
                 std::to_string(height) + " atlas");
@@ -42,9 +134,10 @@ std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchL
   std::vector<std::uint8_t> filled(texelCount, 0);
   for (std::size_t i = 0; i < texelCount; ++i)
     if (patches.valid[i]) {
+      owner[i] = atlas.triangleChart[patches.triangle[i]];
+      if (!known[i]) continue;
       result[i] = radiance[i];
       filled[i] = 1;
-      owner[i] = atlas.triangleChart[patches.triangle[i]];
     }
   // Rings: the candidates are unfilled owned texels next to a texel filled in an earlier ring.
   auto forNeighbours = [&](std::size_t i, auto&& visit) {
@@ -108,7 +201,8 @@ LightmapDisplay::LightmapDisplay(const scene::Scene& scene, const LightmapAtlas&
     throw Error("lightmap display: the lightmap is " + std::to_string(lightmap.width) + "×" +
                 std::to_string(lightmap.height) + " texels but the atlas " + std::to_string(atlas.width) + "×" +
                 std::to_string(atlas.height) + "; bake the lightmap again for this scene");
-  const std::vector<glm::vec3> dilated = dilateForDisplay(atlas, patches, lightmap.radiance);
+  const IncidentRadiance incident = incidentRadiance(atlas, patches, lightmap.radiance);
+  const std::vector<glm::vec3> dilated = dilateForDisplay(atlas, patches, incident.values, incident.known);
   // Row y of the vector is texel row y, GL's first row: uploads as is.
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glTextureSubImage2D(m_texture.id(), 0, 0, 0, atlas.width, atlas.height, GL_RGB, GL_FLOAT, dilated.data());
@@ -116,18 +210,18 @@ LightmapDisplay::LightmapDisplay(const scene::Scene& scene, const LightmapAtlas&
   glTextureParameteri(m_texture.id(), GL_TEXTURE_MAG_FILTER, GL_LINEAR);
   glTextureParameteri(m_texture.id(), GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTextureParameteri(m_texture.id(), GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  std::vector<glm::vec4> emission(std::max<std::size_t>(scene.materials.size(), 1), glm::vec4(0.0f));
-  for (std::size_t m = 0; m < scene.materials.size(); ++m) emission[m] = glm::vec4(scene.materials[m].emission, 0.0f);
-  m_materialEmission = gpu::Buffer(GLsizeiptr(emission.size() * sizeof(glm::vec4)), emission.data(), 0);
+  m_materials = scene.materials;
+  m_albedoTextures = gpu::uploadAlbedoTextures(scene);
 }
 
 void LightmapDisplay::draw(const glm::mat4& viewProjection) const {
   m_program.use();
-  glProgramUniformMatrix4fv(m_program.id(), kUniformViewProjection, 1, GL_FALSE, glm::value_ptr(viewProjection));
+  glProgramUniformMatrix4fv(m_program.id(), gpu::kUniformViewProjection, 1, GL_FALSE, glm::value_ptr(viewProjection));
   glProgramUniform2f(m_program.id(), kUniformAtlasSize, m_atlasSize.x, m_atlasSize.y);
-  glBindTextureUnit(kLightmapUnit, m_texture.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kMaterialEmissionBinding, m_materialEmission.id());
-  m_mesh.drawAll();
+  glBindTextureUnit(kIncidentRadianceUnit, m_texture.id());
+  m_mesh.drawByMaterial([&](std::uint32_t material) {
+    gpu::setMaterialUniforms(m_program.id(), m_materials.at(material), material, m_albedoTextures);
+  });
 }
 
 LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, int width, int height) const {

@@ -1,7 +1,11 @@
 #pragma once
-// Showing a solved lightmap from any camera: the radiance atlas, dilated for display, sampled
-// with bilinear filtering at each pixel's lightmap UV. Camera pixel radiance = the sampled
-// lightmap radiance (emission is inside it), linear, like every other method.
+// Showing a solved lightmap from any camera. The lightmap holds exitant radiance L = L_e + ρ·H per
+// texel, with ρ the texel's albedo averaged over its square; display divides that albedo out to get
+// the incident radiance H (irradiance/π), dilates it for display and samples it bilinearly at each
+// pixel's lightmap UV, then multiplies by the pixel's own albedo (material × texture) and adds the
+// pixel's emission: L(pixel) = L_e(pixel) + ρ(pixel)·H. On a surface of uniform albedo that is
+// the lightmap's L itself; on a textured one the texture's detail and emitters smaller than a texel
+// survive any lightmap density (the seed paper's texture-space patches multiply the same way).
 #include "display/image.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
@@ -9,6 +13,7 @@
 
 #include <glm/glm.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace ibrr::lightmap {
@@ -21,6 +26,24 @@ namespace ibrr::lightmap {
 // charts (with padding ≥ 2; with 1 the shared gap takes the first chart's values).
 [[nodiscard]] std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchList& patches,
                                                       const std::vector<glm::vec3>& radiance);
+// The same with the texels whose values are known given by `known` (a subset of the valid texels):
+// unknown valid texels are filled like padding, from their chart's known texels.
+[[nodiscard]] std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchList& patches,
+                                                      const std::vector<glm::vec3>& values,
+                                                      const std::vector<std::uint8_t>& known);
+
+// The incident radiance H = max(0, (L − L_e)/ρ) of each valid texel, per channel where its albedo
+// ρ is at least kMinimumDisplayAlbedo (a channel below takes the mean of the others); a texel
+// black in every channel cannot give H (known = 0: display fills it from its chart's neighbours,
+// or, in a chart with no known texel, takes the nearest known texel's H in the world, within 3
+// texel sizes, facing the same way). Padding: 0, unknown.
+inline constexpr float kMinimumDisplayAlbedo = 1e-3f;
+struct IncidentRadiance {
+  std::vector<glm::vec3> values;
+  std::vector<std::uint8_t> known;
+};
+[[nodiscard]] IncidentRadiance incidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
+                                                const std::vector<glm::vec3>& radiance);
 
 class LightmapDisplay {
 public:
@@ -29,8 +52,7 @@ public:
                   const Lightmap& lightmap);
 
   // Draws the scene into the bound framebuffer (colour attachment 0: vec4(radiance, 1)) with the
-  // depth test on. Back faces show the radiance less their material's emission (emitters emit
-  // from the front only).
+  // depth test on. Back faces show ρ·H without emission (emitters emit from the front only).
   void draw(const glm::mat4& viewProjection) const;
 
   // Renders one view into an image (row 0 at the top; uncovered pixels 0) and its coverage.
@@ -44,8 +66,9 @@ public:
 
 private:
   LightmapMesh m_mesh;
-  gpu::Texture m_texture;          // RGB32F dilated radiance, bilinear, clamped to edge
-  gpu::Buffer m_materialEmission;  // vec4 per material
+  gpu::Texture m_texture;  // RGB32F dilated incident radiance H, bilinear, clamped to edge
+  std::vector<scene::Material> m_materials;
+  std::vector<gpu::Texture> m_albedoTextures;
   gpu::Program m_program;
   glm::vec2 m_atlasSize;
 };

@@ -4,9 +4,13 @@
 // LightmapVertex (3 per triangle, unwelded) and a vertex array with these attributes:
 //   location 0: position (vec3, world)      location 1: normal (vec3, world, front side)
 //   location 2: lightmapUv (vec2, texels)   location 3: material (uint, index into Scene::materials)
+//   location 4: texcoord (vec2, the mesh's texture coordinate for its albedo texture)
 // Triangle i of a draw is atlas triangle i (gl_PrimitiveID in a fragment shader, no geometry shader).
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
+
+#include <functional>
+#include <vector>
 
 namespace ibrr::lightmap {
 
@@ -20,10 +24,21 @@ public:
   // Draws every triangle `instances` times (gl_InstanceID 0 .. instances−1), e.g. once per face of a
   // batch of hemicubes whose vertex shader picks the layer and matrix by instance.
   void drawAllInstanced(GLsizei instances) const;
+  // Draws every triangle once, material by material: for each material with triangles, calls
+  // setUp(material) (to set its uniforms and textures) and then draws them, through an index list
+  // sorted by material.
+  void drawByMaterial(const std::function<void(std::uint32_t material)>& setUp) const;
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
 
 private:
+  struct MaterialRange {
+    std::uint32_t material = 0;
+    GLsizei firstIndex = 0;
+    GLsizei indexCount = 0;
+  };
   gpu::Buffer m_vertices;
+  gpu::Buffer m_indicesByMaterial;  // uint32 vertex indices, triangles grouped by material (stable)
+  std::vector<MaterialRange> m_materialRanges;
   gpu::VertexArray m_vertexArray;
   std::size_t m_triangleCount = 0;
 };

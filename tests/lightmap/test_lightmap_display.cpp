@@ -3,6 +3,7 @@
 // seams, no black texels).
 #include "../rays/test_scenes.hpp"
 #include "display/gbuffer.hpp"
+#include "gpu/scene_renderer.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_display.hpp"
 #include "scene/load.hpp"
@@ -164,18 +165,87 @@ TEST_CASE("display of a linear lightmap in a closed box: every pixel shows the f
   }
 }
 
-// Sibenik and the conference room (../shared/scenes) with a constant lightmap from their manifest
-// cameras: every covered pixel shows the constant, so no pixel is darker than half of it (the
-// "dark seams" measure) on real meshes with tens of thousands of charts.
-TEST_CASE("display of a constant lightmap on Sibenik and the conference room: no dark seams", "[display][large]") {
+// The furnace box with a 2×2 checker albedo texture (ρ 0.9 and 0.2, twice per unit) on every wall
+// and a lightmap whose incident radiance H is one constant (L = ρ_texel·H, ρ_texel the texture
+// averaged over the texel). At 16² texels the checker is finer than a texel, so a texel's exitant
+// radiance is nearly uniform; display must still show ρ(pixel)·H, the checker, at every pixel: the
+// camera G-buffer's albedo times H is the expected image.
+TEST_CASE("display of a textured box multiplies each pixel's own albedo by the incident radiance", "[display]") {
+  test::glContext();
+  scene::Scene scene = rays::test::makeFurnace(1.0f, glm::vec3(0.0f));
+  scene::Texture checker;
+  checker.path = "checker";
+  checker.width = checker.height = 2;
+  checker.texels = {glm::vec3(0.9f), glm::vec3(0.2f), glm::vec3(0.2f), glm::vec3(0.9f)};
+  scene.textures.push_back(checker);
+  for (scene::Material& material : scene.materials) material.albedoTexture = 0;
+  for (scene::TriangleMesh& mesh : scene.meshes) {
+    // Texture coordinates: twice the two world coordinates that vary across the (axis-aligned) wall.
+    const glm::vec3 span = glm::abs(mesh.positions[2] - mesh.positions[0]) + glm::abs(mesh.positions[1] - mesh.positions[0]);
+    const int fixedAxis = span.x == 0.0f ? 0 : span.y == 0.0f ? 1 : 2;
+    const int u = (fixedAxis + 1) % 3, v = (fixedAxis + 2) % 3;
+    mesh.texcoords.clear();
+    for (const glm::vec3& p : mesh.positions) mesh.texcoords.emplace_back(2.0f * p[u], 2.0f * p[v]);
+    // The scene renderer (for the G-buffer) needs the vertex normals a loaded mesh always has.
+    const glm::vec3 normal = glm::normalize(
+        glm::cross(mesh.positions[1] - mesh.positions[0], mesh.positions[2] - mesh.positions[0]));
+    mesh.normals.assign(mesh.positions.size(), normal);
+  }
+  scene.finalize();
+  const glm::vec3 incident(0.4f, 0.7f, 1.0f);
+  AtlasOptions options;
+  options.targetSize = 16;
+  const LightmapAtlas atlas = buildAtlas(scene, options);
+  const PatchList patches = rasterizePatches(scene, atlas);
+  Lightmap lightmap = lightmapFor(scene, atlas, options);
+  for (std::size_t i = 0; i < patches.texelCount(); ++i)
+    if (patches.valid[i]) lightmap.radiance[i] = patches.albedo[i] * incident;
+  const LightmapDisplay lightmapDisplay(scene, atlas, patches, lightmap);
+  const gpu::SceneRenderer renderer(scene);
+  const int size = 96;
+  int view = 0;
+  for (const scene::Camera& camera : insideCameras(scene)) {
+    const LightmapDisplay::View shown =
+        lightmapDisplay.render(viewProjectionFor(scene, camera, size, size), size, size);
+    display::GBuffer gbuffer(size, size);
+    gbuffer.render(renderer, scene, camera);
+    const display::Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
+    display::Image expected(size, size);
+    float darkest = std::numeric_limits<float>::max(), brightest = 0.0f;
+    for (std::size_t i = 0; i < expected.pixels.size(); ++i) {
+      expected.pixels[i] = albedo.pixels[i] * incident;
+      darkest = std::min(darkest, shown.radiance.pixels[i].y);
+      brightest = std::max(brightest, shown.radiance.pixels[i].y);
+    }
+    // The checker shows (0.2·0.7 to 0.9·0.7 in green), not the texels' average.
+    CHECK(darkest < 0.25f * 0.7f);
+    CHECK(brightest > 0.85f * 0.7f);
+    // Where walls meet, the two draws may give a pixel to different walls: up to 1% of pixels.
+    const test::ImageComparison comparison =
+        test::compareImages(shown.radiance, expected, 1e-3f, 1e-2, test::outputDir("lightmap textured display"),
+                            "view" + std::to_string(view++));
+    INFO(comparison.report);
+    CHECK(comparison.passed);
+  }
+}
+
+// Sibenik and the conference room (../shared/scenes), textured, with a lightmap whose incident
+// radiance H is one constant: L = L_e + ρ_texel·H on every valid texel. Display must then show
+// L_e + ρ(pixel)·H at every pixel, ρ(pixel) being the albedo texture at that pixel: the camera
+// G-buffer (the scene's own meshes, drawn by gpu::SceneRenderer) gives the expected image. So no
+// pixel is darker than half of it (the "dark seams" measure) on real meshes with thousands of
+// charts, and the texture's detail (Sibenik's floor tiles) survives 2 m texels.
+TEST_CASE("display of a constant incident lightmap on Sibenik and the conference room: the albedo texture at "
+          "every pixel, no dark seams",
+          "[display][large]") {
   test::glContext();
   if (!std::filesystem::exists(test::sharedScenesDir())) {
     WARN("../shared/scenes is missing: skipped");
     return;
   }
-  const glm::vec3 constant(1.0f, 0.5f, 0.25f);
+  const glm::vec3 incident(1.0f, 0.5f, 0.25f);
   for (const char* name : {"sibenik", "conference"})
-    for (int targetSize : {256, 1024}) {
+    for (int targetSize : {64, 256, 1024}) {
       const scene::Scene scene = scene::loadScene(test::sceneDir() / (std::string(name) + ".json"));
       AtlasOptions options;
       options.targetSize = targetSize;
@@ -183,27 +253,38 @@ TEST_CASE("display of a constant lightmap on Sibenik and the conference room: no
       const PatchList patches = rasterizePatches(scene, atlas);
       Lightmap lightmap = lightmapFor(scene, atlas, options);
       for (std::size_t i = 0; i < patches.texelCount(); ++i)
-        if (patches.valid[i]) lightmap.radiance[i] = constant;
+        if (patches.valid[i]) lightmap.radiance[i] = patches.emission[i] + patches.albedo[i] * incident;
       const LightmapDisplay lightmapDisplay(scene, atlas, patches, lightmap);
       const int width = 320, height = 240;
       const scene::Camera& camera = scene.cameras.front();
       const LightmapDisplay::View shown =
           lightmapDisplay.render(viewProjectionFor(scene, camera, width, height), width, height);
+
+      const gpu::SceneRenderer renderer(scene);
+      display::GBuffer gbuffer(width, height);
+      gbuffer.render(renderer, scene, camera);
+      const display::Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
+      const display::Image emission = gbuffer.read(display::GBufferChannel::Emission);
+      const std::vector<std::uint8_t> gbufferCovered = gbuffer.coverage();
       display::Image expected(width, height);
       std::size_t covered = 0, dark = 0;
       for (std::size_t i = 0; i < shown.covered.size(); ++i) {
-        if (!shown.covered[i]) continue;
+        if (!shown.covered[i] || !gbufferCovered[i]) continue;
         ++covered;
-        expected.pixels[i] = constant;
-        dark += shown.radiance.pixels[i].x < 0.5f * constant.x;
+        expected.pixels[i] = emission.pixels[i] + albedo.pixels[i] * incident;
+        const auto luminance = [](const glm::vec3& c) { return 0.2126f * c.x + 0.7152f * c.y + 0.0722f * c.z; };
+        dark += luminance(shown.radiance.pixels[i]) < 0.5f * luminance(expected.pixels[i]);
       }
+      // The two draws rasterise the same triangles from vertices transformed on the CPU (atlas)
+      // and on the GPU (scene): along a few silhouettes a pixel may take the other triangle, so
+      // up to 0.2% of pixels may differ and 0.05% be dark; interior pixels agree to 1e-3.
       INFO(name << " at " << targetSize << "²: " << dark << " of " << covered
-                << " covered pixels darker than half the constant");
+                << " covered pixels darker than half the expected");
       CHECK(covered > std::size_t(width * height / 2));
-      CHECK(dark == 0);
+      CHECK(double(dark) <= 5e-4 * double(covered));
       const std::string label = std::string(name) + "_" + std::to_string(targetSize);
       const test::ImageComparison comparison = test::compareImages(
-          shown.radiance, expected, 1e-4f, 0.0, test::outputDir("lightmap constant " + label), label);
+          shown.radiance, expected, 1e-3f, 2e-3, test::outputDir("lightmap incident " + label), label);
       INFO(comparison.report);
       CHECK(comparison.passed);
     }
