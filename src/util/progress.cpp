@@ -51,10 +51,10 @@ Progress::Progress(std::string label, std::uint64_t total, std::string unit)
 
 void Progress::advance(std::uint64_t count) {
   m_done.fetch_add(count, std::memory_order_relaxed);
-  if (!m_isTerminal) return;
   const auto now = std::chrono::steady_clock::now();
+  const auto interval = m_isTerminal ? std::chrono::milliseconds(250) : std::chrono::milliseconds(30000);
   std::unique_lock lock(m_printMutex, std::try_to_lock);
-  if (!lock.owns_lock() || now - m_lastPrint < std::chrono::milliseconds(250)) return;
+  if (!lock.owns_lock() || now - m_lastPrint < interval) return;
   m_lastPrint = now;
   print(false);
 }
@@ -83,7 +83,9 @@ void Progress::print(bool final) {
     line += ", " + formatDuration(elapsed) + " in all";
   else if (m_total > 0 && rate > 0)
     line += ", " + formatDuration(double(m_total - std::min(done, m_total)) / rate) + " left";
-  std::fprintf(stderr, final && m_isTerminal ? "\r%s\033[K\n" : (final ? "%s\n" : "\r%s\033[K"), line.c_str());
+  // A terminal gets one line rewritten in place; a log gets whole lines.
+  const char* format = !m_isTerminal ? "%s\n" : (final ? "\r%s\033[K\n" : "\r%s\033[K");
+  std::fprintf(stderr, format, line.c_str());
   std::fflush(stderr);
 }
 

@@ -38,8 +38,9 @@ public:
 
 class Progress {
 public:
-  // total: expected count of `unit`s (0 if unknown). Prints at most a few lines per second, and
-  // only a final line when stderr is not a terminal.
+  // total: expected count of `unit`s (0 if unknown). On a terminal it rewrites one line at most
+  // four times a second; when stderr is a file or pipe (logs, CI) it appends a line every 30 s,
+  // so a long bake's log still shows its count, rate and time left. A final line either way.
   Progress(std::string label, std::uint64_t total, std::string unit);
   // Thread-safe.
   void advance(std::uint64_t count = 1);
