@@ -61,6 +61,7 @@ struct BakeCommandOptions {
   // --method gather
   float texelDensity = 0.0f;  // texels per scene unit
   int atlasSize = 0;          // texels per side the atlas should fit
+  int emitterRefinement = 1;  // density multiplier near lights (gather, progressive, stochastic)
   lightmap::GatherOptions gather;
   bool noRotation = false;
   // --method progressive (--atlas, --texel-density and --time-budget as above)
@@ -79,8 +80,9 @@ struct BakeCommandOptions {
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
 const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat"};
-const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations", "--tolerance",
-                                                   "--layers",        "--time-budget", "--no-rotation"};
+const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations",
+                                                   "--tolerance",     "--layers",      "--time-budget",
+                                                   "--no-rotation",   "--refine-near-lights"};
 
 // The visibility-pass flags of the two shooting methods, progressive and stochastic.
 const std::vector<std::string> kShootingFlags = {"--hemisphere", "--max-edge", "--cluster", "--emitter-cluster"};
@@ -101,8 +103,9 @@ const std::vector<std::string> kMatrixOnlyFlags = {"--bounces",      "--direct",
                                                    "--storage",      "--exact-fraction", "--log-range",
                                                    "--reorder",      "--save-matrix"};
 // The gather and light-path flags the form-factor matrix has no use for.
+// (--refine-near-lights: the matrix file does not record it, and its patches are few and coarse.)
 const std::vector<std::string> kNotMatrixFlags = {"--iterations", "--tolerance", "--time-budget", "--no-rotation",
-                                                  "--indirect-hemicube"};
+                                                  "--indirect-hemicube", "--refine-near-lights"};
 
 bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
 
@@ -138,6 +141,10 @@ lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeComma
     if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
       throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
   }
+  if (options.emitterRefinement < 1 || options.emitterRefinement > lightmap::kMaxEmitterRefinement)
+    throw Error("--refine-near-lights " + std::to_string(options.emitterRefinement) + ": give a factor from 1 to " +
+                std::to_string(lightmap::kMaxEmitterRefinement));
+  atlasOptions.emitterRefinement = options.emitterRefinement;
   return atlasOptions;
 }
 
@@ -535,6 +542,13 @@ void addBakeCommand(CLI::App& app) {
                        std::to_string(kStochasticDefaultAtlasSize) + " for stochastic, " +
                        std::to_string(kMatrixDefaultAtlasSize) + " for matrix, whose patches are its texels)")
       ->excludes(density);
+  command
+      ->add_option("--refine-near-lights", options->emitterRefinement,
+                   "gather, progressive, stochastic: F times the texel density (F² the texels) on the charts within " +
+                       std::to_string(int(lightmap::kEmitterReachTexels)) +
+                       " texels of a light, whose 1/r² hot spot is narrower than a texel (1 to " +
+                       std::to_string(lightmap::kMaxEmitterRefinement) + ")")
+      ->capture_default_str();
   command->add_option("--iterations", g.maxIterations,
                       "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
                           "; with --tolerance alone, until it is met); stochastic: iterations m (default " +

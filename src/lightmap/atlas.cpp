@@ -292,6 +292,56 @@ ChartLayout projectCharts(const std::vector<WorldTriangle>& triangles, const std
   return layout;
 }
 
+// Charts near a light at `factor` times the density: their layout is scaled as if they were that
+// much larger, so packing, footprints and UVs follow, and each texel's area (world area / UV area,
+// patches.cpp) stays exact. Near = the chart's world box within `reach` scene units of the box of
+// a chart with an emissive triangle (box-to-box distance); emitting charts themselves are left as
+// they are. Returns the number of charts refined.
+std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles, const std::vector<std::uint32_t>& chartOf,
+                                     const std::vector<std::uint8_t>& materialEmits, double reach, double factor,
+                                     ChartLayout& layout) {
+  if (factor == 1.0) return 0;
+  const std::size_t chartCount = layout.boundsMin.size();
+  std::vector<glm::dvec3> boxMin(chartCount, glm::dvec3(std::numeric_limits<double>::max()));
+  std::vector<glm::dvec3> boxMax(chartCount, glm::dvec3(-std::numeric_limits<double>::max()));
+  std::vector<std::uint8_t> emits(chartCount, 0);
+  for (std::size_t t = 0; t < triangles.size(); ++t) {
+    const std::uint32_t c = chartOf[t];
+    for (const glm::vec3& corner : triangles[t].corner)
+      if (isFinite(corner)) {
+        boxMin[c] = glm::min(boxMin[c], glm::dvec3(corner));
+        boxMax[c] = glm::max(boxMax[c], glm::dvec3(corner));
+      }
+    if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material]) emits[c] = 1;
+  }
+  std::vector<std::uint32_t> emitterCharts;
+  for (std::uint32_t c = 0; c < chartCount; ++c)
+    if (emits[c] && boxMin[c].x <= boxMax[c].x) emitterCharts.push_back(c);
+  std::vector<std::uint8_t> refined(chartCount, 0);
+  std::size_t refinedCount = 0;
+  for (std::uint32_t c = 0; c < chartCount; ++c) {
+    if (emits[c] || boxMin[c].x > boxMax[c].x) continue;
+    for (std::uint32_t e : emitterCharts) {
+      const glm::dvec3 gap = glm::max(glm::dvec3(0.0), glm::max(boxMin[e] - boxMax[c], boxMin[c] - boxMax[e]));
+      if (glm::length(gap) <= reach) {
+        refined[c] = 1;
+        ++refinedCount;
+        break;
+      }
+    }
+  }
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    if (refined[chartOf[t]])
+      for (int k = 0; k < 3; ++k) layout.unitUv[3 * t + k] *= factor;
+  for (std::size_t c = 0; c < chartCount; ++c)
+    if (refined[c]) {
+      layout.boundsMin[c] *= factor;
+      layout.boundsMax[c] *= factor;
+      layout.projectedArea[c] *= factor * factor;
+    }
+  return refinedCount;
+}
+
 // Charts smaller than a texel waste the atlas: each costs a whole texel plus padding on every side
 // (at the densities of 75K–330K-triangle scenes, two thirds of the charts are such crumbs). At the
 // expected density, a chart less than a texel across in both directions joins the edge-adjacent
@@ -590,6 +640,9 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
     throw Error("atlas: target size must be in [8, 16384] texels, got " + std::to_string(options.targetSize));
   if (options.paddingTexels < 1 || options.paddingTexels > 64)
     throw Error("atlas: padding must be in [1, 64] texels, got " + std::to_string(options.paddingTexels));
+  if (options.emitterRefinement < 1 || options.emitterRefinement > kMaxEmitterRefinement)
+    throw Error("atlas: the refinement near lights must be in [1, " + std::to_string(kMaxEmitterRefinement) +
+                "], got " + std::to_string(options.emitterRefinement));
   if (!(options.chartNormalCosine > -1.0f && options.chartNormalCosine <= 1.0f))
     throw Error("atlas: chart normal cosine must be in (-1, 1], got " + std::to_string(options.chartNormalCosine));
   const Stopwatch stopwatch;
@@ -609,8 +662,16 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
   double judgedDensity = options.texelsPerUnit > 0.0f
                              ? double(options.texelsPerUnit)
                              : double(options.targetSize) / std::sqrt(std::max(projectedTotal, 1e-300));
+  // Charts near the lights are refined after the merge (which judges every chart at the base
+  // density) and before the packing, in every round.
+  std::size_t refinedCharts = 0;
+  const auto projectAndRefine = [&] {
+    layout = projectCharts(triangles, chartOf, chartNormals);
+    refinedCharts = refineChartsNearEmitters(triangles, chartOf, materialEmits, kEmitterReachTexels / judgedDensity,
+                                             double(options.emitterRefinement), layout);
+  };
   mergeSmallCharts(triangles, adjacency, layout, judgedDensity, materialEmits, chartOf, chartNormals);
-  layout = projectCharts(triangles, chartOf, chartNormals);
+  projectAndRefine();
   double totalArea = 0.0;
   for (const WorldTriangle& triangle : triangles) totalArea += triangle.area;
   const int padding = options.paddingTexels;
@@ -632,7 +693,7 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
     if (options.texelsPerUnit > 0.0f || round == 3 || densityAtTarget > 0.8 * judgedDensity) break;
     judgedDensity = densityAtTarget;
     mergeSmallCharts(triangles, adjacency, layout, judgedDensity, materialEmits, chartOf, chartNormals);
-    layout = projectCharts(triangles, chartOf, chartNormals);
+    projectAndRefine();
   }
   const std::size_t chartCount = chartNormals.size();
   if (atlasSize > options.targetSize)
@@ -683,6 +744,9 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
        std::to_string(atlas.width) + "×" + std::to_string(atlas.height) + " texels at " +
        formatted("%.4g texels per unit (1 texel = %.4g units)", density, 1.0 / density) + ", " +
        formatted("%.1f%% wasted, surface %.6g units², ", 100.0 * atlas.wastedFraction, totalArea) +
+       (refinedCharts > 0 ? std::to_string(refinedCharts) + " charts near lights at " +
+                                std::to_string(options.emitterRefinement) + "× the density, "
+                          : std::string()) +
        formatted("%.2f s", stopwatch.seconds()));
   return atlas;
 }

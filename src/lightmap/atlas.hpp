@@ -24,7 +24,13 @@ struct AtlasOptions {
   int targetSize = 256;             // used when texelsPerUnit = 0: pick the density so the atlas fits targetSize²
   int paddingTexels = 2;            // empty texels kept between charts (bilinear display and dilation need ≥ 1)
   float chartNormalCosine = 0.98f;  // triangles join a chart when their normals agree this well
+  // Charts near a light get this many times the density (its square in texels): the 1/r² hot spot
+  // beside a lamp is narrower than a texel of the rest. "Near": the chart's world box within
+  // kEmitterReachTexels texels (at the base density) of an emitting chart's box. 1 = uniform.
+  int emitterRefinement = 1;
 };
+inline constexpr double kEmitterReachTexels = 2.0;
+inline constexpr int kMaxEmitterRefinement = 8;
 
 // One corner of a world-space triangle as solvers draw it: 3 per triangle, triangles in the order
 // of Scene instances then mesh triangles (unwelded, so every corner has its chart's UV).

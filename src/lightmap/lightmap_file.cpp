@@ -69,7 +69,8 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
        {{"texelsPerUnit", lightmap.atlasOptions.texelsPerUnit},
         {"targetSize", lightmap.atlasOptions.targetSize},
         {"paddingTexels", lightmap.atlasOptions.paddingTexels},
-        {"chartNormalCosine", lightmap.atlasOptions.chartNormalCosine}}},
+        {"chartNormalCosine", lightmap.atlasOptions.chartNormalCosine},
+        {"emitterRefinement", lightmap.atlasOptions.emitterRefinement}}},
       {"width", lightmap.width},
       {"height", lightmap.height},
       {"radiance", imagePath.filename().string()},
@@ -134,6 +135,10 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
       requireKey(atlas, "paddingTexels", json::value_t::number_integer, path, "an integer").get<int>();
   lightmap.atlasOptions.chartNormalCosine =
       requireKey(atlas, "chartNormalCosine", json::value_t::number_float, path, "a number").get<float>();
+  // Optional: lightmaps baked before the refinement near lights existed have a uniform density.
+  if (atlas.contains("emitterRefinement"))
+    lightmap.atlasOptions.emitterRefinement =
+        requireKey(atlas, "emitterRefinement", json::value_t::number_integer, path, "an integer").get<int>();
   lightmap.width = requireKey(metadata, "width", json::value_t::number_integer, path, "an integer").get<int>();
   lightmap.height = requireKey(metadata, "height", json::value_t::number_integer, path, "an integer").get<int>();
   if (lightmap.width <= 0 || lightmap.height <= 0 || lightmap.width > 16384 || lightmap.height > 16384)

@@ -283,6 +283,56 @@ TEST_CASE("atlas: a light smaller than a texel keeps texels of its own, and its 
   }
 }
 
+TEST_CASE("atlas: charts near a light get F times the density, the rest and the totals unchanged", "[atlas]") {
+  // The Cornell box at 20 mm texels: the ceiling holds the light (0.1 mm below it), so it is the
+  // one chart within 2 texels of an emitting chart; the walls and blocks are farther.
+  test::glContext();
+  const scene::Scene& scene = cornell();
+  AtlasOptions uniform;
+  uniform.texelsPerUnit = 0.05f;
+  const LightmapAtlas base = buildAtlas(scene, uniform);
+  const PatchList basePatches = rasterizePatches(scene, base);
+  const auto texelsPerChart = [](const LightmapAtlas& atlas, const PatchList& patches) {
+    std::vector<std::size_t> count(atlas.chartCount, 0);
+    for (std::size_t i = 0; i < patches.texelCount(); ++i)
+      if (patches.valid[i]) ++count[atlas.triangleChart[patches.triangle[i]]];
+    return count;
+  };
+  const std::vector<std::size_t> baseCounts = texelsPerChart(base, basePatches);
+  for (int factor : {2, 3}) {
+    INFO("refinement " << factor);
+    AtlasOptions refinedOptions = uniform;
+    refinedOptions.emitterRefinement = factor;
+    const LightmapAtlas refined = buildAtlas(scene, refinedOptions);
+    const PatchList patches = rasterizePatches(scene, refined);
+    checkAtlasAndPatches(scene, refined, patches, refinedOptions.paddingTexels);
+    REQUIRE(refined.chartCount == base.chartCount);  // the same charts, only scaled
+    const std::vector<std::size_t> counts = texelsPerChart(refined, patches);
+    int refinedCharts = 0;
+    for (std::uint32_t c = 0; c < refined.chartCount; ++c) {
+      if (counts[c] == baseCounts[c]) continue;
+      ++refinedCharts;
+      // The ceiling (normal −y, 556 × 559 mm): F² times the texels, within its edge rows.
+      CHECK(refined.chartNormals[c].y < -0.99f);
+      CHECK(double(counts[c]) == Approx(double(factor * factor) * double(baseCounts[c])).epsilon(0.1));
+    }
+    CHECK(refinedCharts == 1);
+    // Texel areas follow the finer density; Σ area and the light's power stay exact.
+    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+    glm::dvec3 texelPower(0.0);
+    for (std::size_t i = 0; i < patches.texelCount(); ++i)
+      if (patches.valid[i]) texelPower += glm::pi<double>() * glm::dvec3(patches.emission[i]) * double(patches.area[i]);
+    for (int c = 0; c < 3; ++c) CHECK(texelPower[c] == Approx(double(scene.emittedPower()[c])).epsilon(1e-4));
+    const double fineTexel = 1.0 / (double(factor) * refined.texelsPerUnit * double(factor) * refined.texelsPerUnit);
+    for (std::size_t i = 0; i < patches.texelCount(); ++i)
+      if (patches.valid[i] && refined.chartNormals[refined.triangleChart[patches.triangle[i]]].y < -0.99f &&
+          patches.emission[i] == glm::vec3(0.0f) && patches.centreCovered[i]) {
+        REQUIRE(patches.area[i] > 0.5 * fineTexel);
+        REQUIRE(patches.area[i] < 2.0 * fineTexel);
+      }
+  }
+}
+
 TEST_CASE("atlas: bad options are refused naming the option", "[atlas]") {
   const scene::Scene& scene = cornell();
   AtlasOptions options;
@@ -294,6 +344,11 @@ TEST_CASE("atlas: bad options are refused naming the option", "[atlas]") {
   options = {};
   options.targetSize = 2;
   CHECK_THROWS_WITH(buildAtlas(scene, options), Catch::Contains("target size"));
+  for (int factor : {0, kMaxEmitterRefinement + 1}) {
+    options = {};
+    options.emitterRefinement = factor;
+    CHECK_THROWS_WITH(buildAtlas(scene, options), Catch::Contains("refinement near lights"));
+  }
 }
 
 // Sibenik and the conference room (../shared/scenes): atlases for real meshes, every invariant.

@@ -25,6 +25,7 @@ const scene::Scene& cornell() {
 Lightmap cornellLightmap() {
   Lightmap lightmap;
   lightmap.atlasOptions.targetSize = 64;
+  lightmap.atlasOptions.emitterRefinement = 2;  // the loader must rebuild the refined atlas
   const LightmapAtlas atlas = buildAtlas(cornell(), lightmap.atlasOptions);
   lightmap.width = atlas.width;
   lightmap.height = atlas.height;
@@ -60,6 +61,7 @@ TEST_CASE("lightmap file: save and load give back every value", "[file]") {
   CHECK(loaded.atlasOptions.texelsPerUnit == saved.atlasOptions.texelsPerUnit);
   CHECK(loaded.atlasOptions.paddingTexels == saved.atlasOptions.paddingTexels);
   CHECK(loaded.atlasOptions.chartNormalCosine == saved.atlasOptions.chartNormalCosine);
+  CHECK(loaded.atlasOptions.emitterRefinement == 2);
   CHECK(loaded.radiance == saved.radiance);  // 32-bit float EXR: exact
   CHECK(atlas.width == saved.width);
   CHECK(atlas.height == saved.height);
