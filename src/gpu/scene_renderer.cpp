@@ -83,9 +83,24 @@ void setMaterialUniforms(GLuint program, const scene::Material& material, std::u
 SceneRenderer::SceneRenderer(const scene::Scene& scene)
     : m_instances(scene.instances), m_materials(scene.materials), m_triangleCount(scene.triangleCount()) {
   for (const scene::TriangleMesh& mesh : scene.meshes) {
+    // Normals and texture coordinates are optional (meshes built in code may lack them): a mesh
+    // without normals gets the area-weighted mean of its triangles' normals at each vertex.
+    std::vector<glm::vec3> normals = mesh.normals;
+    if (normals.size() != mesh.positions.size()) {
+      normals.assign(mesh.positions.size(), glm::vec3(0.0f));
+      for (const glm::uvec3& tri : mesh.triangles) {
+        const glm::vec3 areaNormal = glm::cross(mesh.positions[tri.y] - mesh.positions[tri.x],
+                                                mesh.positions[tri.z] - mesh.positions[tri.x]);  // 2·area·n
+        for (int k = 0; k < 3; ++k) normals[tri[k]] += areaNormal;
+      }
+      for (glm::vec3& n : normals) {
+        const float length = glm::length(n);
+        n = length > 0.0f && std::isfinite(length) ? n / length : glm::vec3(0.0f, 1.0f, 0.0f);
+      }
+    }
     std::vector<Vertex> vertices(mesh.positions.size());
     for (std::size_t v = 0; v < vertices.size(); ++v)
-      vertices[v] = {mesh.positions[v], mesh.normals[v], mesh.texcoords.empty() ? glm::vec2(0.0f) : mesh.texcoords[v]};
+      vertices[v] = {mesh.positions[v], normals[v], v < mesh.texcoords.size() ? mesh.texcoords[v] : glm::vec2(0.0f)};
     // Triangles sorted by material, then along a Morton curve of their centroids, so that each
     // chunk of consecutive triangles is one material and spatially compact.
     scene::Bounds meshBounds;
