@@ -355,6 +355,11 @@ TEST_CASE("gather: bake flags of the other method are refused, naming the flag",
        "--indirect-hemicube"},
       {{"bake", "furnace", "--method", "gather", "--atlas", "64", "--texel-density", "3", "-o", lightmap},
        "--texel-density"},
+      {{"bake", "furnace", "--refine-near-lights", "2", "-o", store}, "--refine-near-lights"},
+      {{"bake", "furnace", "--method", "matrix", "--refine-near-lights", "2", "-o", lightmap},
+       "--refine-near-lights"},
+      {{"bake", "furnace", "--method", "gather", "--refine-near-lights", "9", "-o", lightmap},
+       "--refine-near-lights"},
   });
 }
 
