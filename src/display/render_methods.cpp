@@ -7,6 +7,7 @@
 #include "util/stopwatch.hpp"
 
 #include <array>
+#include <memory>
 
 namespace ibrr::display {
 namespace {
@@ -46,18 +47,23 @@ RenderOutput renderLightmap(const RenderRequest& request) {
     throw Error(
         "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather "
         "-o FILE.lightmap')");
-  const lightmap::Lightmap& solved = *request.settings.lightmap;
-  lightmap::LightmapAtlas rebuilt;
-  if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
-  const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
-  // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
-  lightmap::PatchList rasterised;
-  if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
-    rasterised = lightmap::rasterizePatches(request.scene, atlas);
-  const lightmap::PatchList& patches =
-      request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
-                                                                         : rasterised;
-  const lightmap::LightmapDisplay lightmapDisplay(request.scene, atlas, patches, solved);
+  std::unique_ptr<lightmap::LightmapDisplay> made;
+  if (!request.settings.lightmapDisplay) {
+    const lightmap::Lightmap& solved = *request.settings.lightmap;
+    lightmap::LightmapAtlas rebuilt;
+    if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
+    const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
+    // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
+    lightmap::PatchList rasterised;
+    if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
+      rasterised = lightmap::rasterizePatches(request.scene, atlas);
+    const lightmap::PatchList& patches =
+        request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
+                                                                           : rasterised;
+    made = std::make_unique<lightmap::LightmapDisplay>(request.scene, atlas, patches, solved);
+  }
+  const lightmap::LightmapDisplay& lightmapDisplay =
+      request.settings.lightmapDisplay ? *request.settings.lightmapDisplay : *made;
   const DepthRange range = depthRangeFor(request.scene, request.camera);
   const glm::mat4 viewProjection =
       request.camera.projection(float(request.width) / float(request.height), range.nearPlane, range.farPlane) *

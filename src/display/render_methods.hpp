@@ -15,6 +15,10 @@
 #include <string_view>
 #include <vector>
 
+namespace ibrr::lightmap {
+class LightmapDisplay;
+}  // namespace ibrr::lightmap
+
 namespace ibrr::display {
 
 struct RenderSettings {
@@ -25,6 +29,9 @@ struct RenderSettings {
   const lightmap::Lightmap* lightmap = nullptr;            // lightmap: the solved lightmap (required)
   const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // lightmap: its atlas, rebuilt when null
   const lightmap::PatchList* lightmapPatches = nullptr;    // lightmap: that atlas's patches, rasterised when null
+  // lightmap: a display already made for `lightmap` (its atlas, patches and textures on the GPU),
+  // drawn as is; when null each call makes one. A walkthrough keeps one across frames.
+  const lightmap::LightmapDisplay* lightmapDisplay = nullptr;
 };
 
 struct RenderRequest {

@@ -149,6 +149,13 @@ PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int heigh
       settings.cpuReconstruction = cpuReconstruction;
       settings.lightmap = mode.lightmap;
       settings.lightmapAtlas = mode.lightmapAtlas;
+      if (mode.lightmap && mode.lightmapAtlas) {
+        std::unique_ptr<lightmap::LightmapDisplay>& display = m_lightmapDisplays[mode.lightmap];
+        if (!display)
+          display = std::make_unique<lightmap::LightmapDisplay>(
+              m_scene, *mode.lightmapAtlas, lightmap::rasterizePatches(m_scene, *mode.lightmapAtlas), *mode.lightmap);
+        settings.lightmapDisplay = display.get();
+      }
       const display::RenderOutput output = mode.method->render({m_scene, camera, width, height, settings});
       const double totalMs = finishAndTake(stopwatch);
       times.reconstructionMs = 1e3 * output.reconstructionSeconds;

@@ -14,8 +14,11 @@
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/atlas.hpp"
+#include "lightmap/lightmap_display.hpp"
 #include "scene/scene.hpp"
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,7 +89,10 @@ public:
   [[nodiscard]] std::size_t uploadedStoreBytes() const;
   // Forgets the cached image of a table method: the next render re-runs it (after a relight
   // changed a lightmap the view shows).
-  void invalidate() { m_uploadedKey.clear(); }
+  void invalidate() {
+    m_uploadedKey.clear();
+    m_lightmapDisplays.clear();  // a relight changes the lightmap and moves its lights' texels
+  }
 
 private:
   enum class Source { Reconstruction, GBuffer, Uploaded };
@@ -108,6 +114,9 @@ private:
   int m_height = 0;
   // What the uploaded image shows, so that a slow method is re-run only when the view changes.
   std::string m_uploadedKey;
+  // One display per shown lightmap, made on first use: its atlas's patches, dilated incident
+  // radiance and albedo textures stay on the GPU while the camera moves.
+  std::map<const lightmap::Lightmap*, std::unique_ptr<lightmap::LightmapDisplay>> m_lightmapDisplays;
 };
 
 // The present pass: a texture of linear radiance into the window's default framebuffer, scaled to
