@@ -115,6 +115,15 @@ TEST_CASE("lightmap file: bad files are refused naming the file and the problem"
   value = metadata;
   value["atlas"]["targetSize"] = 32;  // rebuilds a smaller atlas than the EXR's
   refused(variant("atlas", value), "rebuilt");
+  value = metadata;
+  value["atlas"]["emitterRefinement"] = 0;
+  refused(variant("refinement", value), "refinement near lights");
+  value = metadata;
+  value["atlas"]["emitterRefinement"] = "fine";
+  refused(variant("refinement_type", value), "key 'emitterRefinement'");
+  value = metadata;
+  value["atlas"].erase("emitterRefinement");  // an older file: uniform, smaller than this file's refined EXR
+  refused(variant("no_refinement", value), "rebuilt");
   // Another scene: the furnace's fingerprint differs from the Cornell box's.
   const scene::Scene furnace = scene::loadScene(scene::resolveScenePath("furnace"));
   CHECK_THROWS_WITH(loadLightmap(good, furnace), Catch::Contains("baked for another scene"));
