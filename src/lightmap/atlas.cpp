@@ -350,9 +350,15 @@ std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles
 // n·n_host ≥ cos 60° holds throughout. Smallest charts first, ties by id: deterministic. The
 // merged triangles project onto the host's plane (they shrink by cos θ there; patches.cpp gives
 // them their true area) and add less than a texel to its extent.
+// A chart joins only a host whose plane it lies within half a texel of (every corner of every
+// member): a projection forgets the distance along the normal, so a facet a metre in front of the
+// host would share the host's texels, placed on the host, and show the host's light (Sibenik's
+// thin moulding strips chained into a wall 1.5 m behind them showed as dark lines).
 // Charts with an emissive triangle neither join nor host: a small light (a lamp smaller than a
 // texel) keeps texels of its own, whose area is its own, so its power stays π·L·A; merged into a
 // wall it would either lose its texels (no light) or lend its emission to the wall's (too much).
+constexpr double kMergePlaneTexels = 0.5;  // how far off its host's plane a merged chart may lie, in texels
+
 void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacency& adjacency,
                       const ChartLayout& layout, double density, const std::vector<std::uint8_t>& materialEmits,
                       std::vector<std::uint32_t>& chartOf, std::vector<glm::dvec3>& chartNormals) {
@@ -380,6 +386,54 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),
             [&](std::uint32_t a, std::uint32_t b) { return area[a] != area[b] ? area[a] < area[b] : a < b; });
+  // Each chart's plane n_c·x = offset_c: the area-weighted mean of n_c·centroid over its triangles
+  // (the first corner's when they have no area).
+  std::vector<double> planeOffset(chartCount, 0.0);
+  for (std::uint32_t c = 0; c < chartCount; ++c) {
+    double weighted = 0.0, weight = 0.0;
+    for (std::uint32_t i = firstTriangle[c]; i < firstTriangle[c + 1]; ++i) {
+      const WorldTriangle& triangle = triangles[trianglesByChart[i]];
+      const glm::dvec3 centroid =
+          (glm::dvec3(triangle.corner[0]) + glm::dvec3(triangle.corner[1]) + glm::dvec3(triangle.corner[2])) / 3.0;
+      if (triangle.area > 0.0 && isFinite(triangle.corner[0]) && isFinite(triangle.corner[1]) &&
+          isFinite(triangle.corner[2])) {
+        weighted += triangle.area * glm::dot(chartNormals[c], centroid);
+        weight += triangle.area;
+      }
+    }
+    if (weight > 0.0) {
+      planeOffset[c] = weighted / weight;
+    } else if (firstTriangle[c] < firstTriangle[c + 1] && isFinite(triangles[trianglesByChart[firstTriangle[c]]].corner[0])) {
+      planeOffset[c] = glm::dot(chartNormals[c], glm::dvec3(triangles[trianglesByChart[firstTriangle[c]]].corner[0]));
+    }
+  }
+  // Each chart's world box, for a quick bound: over a box of centre m and half-size h the distance
+  // to a plane n·x = offset is at most |n·m − offset| + |n|·h (the corners are tested only when
+  // that bound is over the tolerance).
+  std::vector<glm::dvec3> chartBoxMin(chartCount, glm::dvec3(std::numeric_limits<double>::max()));
+  std::vector<glm::dvec3> chartBoxMax(chartCount, glm::dvec3(-std::numeric_limits<double>::max()));
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    for (const glm::vec3& corner : triangles[t].corner)
+      if (isFinite(corner)) {
+        chartBoxMin[chartOf[t]] = glm::min(chartBoxMin[chartOf[t]], glm::dvec3(corner));
+        chartBoxMax[chartOf[t]] = glm::max(chartBoxMax[chartOf[t]], glm::dvec3(corner));
+      }
+  const double planeTolerance = kMergePlaneTexels / density;
+  const auto liesOnPlaneOf = [&](std::uint32_t joining, std::uint32_t host) {
+    const glm::dvec3& normal = chartNormals[host];
+    for (std::uint32_t member : members[joining]) {
+      if (chartBoxMin[member].x > chartBoxMax[member].x) continue;  // no finite corner
+      const glm::dvec3 centre = 0.5 * (chartBoxMin[member] + chartBoxMax[member]);
+      const glm::dvec3 half = 0.5 * (chartBoxMax[member] - chartBoxMin[member]);
+      if (std::abs(glm::dot(normal, centre) - planeOffset[host]) + glm::dot(glm::abs(normal), half) <= planeTolerance)
+        continue;
+      for (std::uint32_t i = firstTriangle[member]; i < firstTriangle[member + 1]; ++i)
+        for (const glm::vec3& corner : triangles[trianglesByChart[i]].corner)
+          if (isFinite(corner) && std::abs(glm::dot(normal, glm::dvec3(corner)) - planeOffset[host]) > planeTolerance)
+            return false;
+    }
+    return true;
+  };
   for (std::uint32_t c : order) {
     const glm::dvec2 extent = (layout.boundsMax[c] - layout.boundsMin[c]) * density;
     const double minimumCosine = std::max(extent.x, extent.y) < 1.0   ? 1e-6
@@ -405,7 +459,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
     bool allAgree = true;
     for (std::uint32_t member : members[self])
       allAgree = allAgree && glm::dot(chartNormals[member], chartNormals[best]) >= minimumCosine;
-    if (!allAgree) continue;
+    if (!allAgree || !liesOnPlaneOf(self, best)) continue;
     root[self] = best;
     members[best].insert(members[best].end(), members[self].begin(), members[self].end());
     members[self].clear();
@@ -477,7 +531,7 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
         if (host == c || emits[host] || !(glm::dot(chartNormals[host], chartNormals[c]) > 0.0)) continue;
         const double distance = glm::length(
             glm::max(glm::dvec3(0.0), glm::max(boxMin[it->triangle] - position, position - boxMax[it->triangle])));
-        if (distance < bestDistance || (distance == bestDistance && host < best)) {
+        if ((distance < bestDistance || (distance == bestDistance && host < best)) && liesOnPlaneOf(c, host)) {
           bestDistance = distance;
           best = host;
         }

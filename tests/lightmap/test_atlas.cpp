@@ -263,6 +263,52 @@ TEST_CASE("atlas: crumbs smaller than a texel join a neighbouring chart without 
   CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
 }
 
+TEST_CASE("atlas: a thin strip joins its neighbour only when it lies within half a texel of its plane", "[atlas]") {
+  test::glContext();
+  // A 1×1 floor (y = 0, facing up) at 10 texels per unit (0.1 per texel), with two strips hinged on
+  // its edges at 45° (n·n_floor = 0.71, enough for a thin chart to join): at x = 0 one 0.05 wide,
+  // whose far edge rises 0.035 off the floor's plane (within half a texel: it joins), and at x = 1
+  // one 0.09 wide, rising 0.064 (beyond: a projection onto the floor would forget that, give it
+  // the floor's texels and show the floor's light on it, so it keeps a chart of its own).
+  const float nearRise = 0.05f / std::sqrt(2.0f), farRise = 0.09f / std::sqrt(2.0f);
+  scene::Scene scene;
+  scene::Material material;
+  material.albedo = glm::vec3(0.5f);
+  scene.materials.push_back(material);
+  scene::TriangleMesh mesh;
+  mesh.positions = {{0, 0, 0}, {0, 0, 1}, {1, 0, 1}, {1, 0, 0},                                      // floor
+                    {1 + farRise, farRise, 1}, {1 + farRise, farRise, 0},                            // far strip
+                    {-nearRise, nearRise, 1}, {-nearRise, nearRise, 0}};                             // near strip
+  mesh.triangles = {glm::uvec3(0, 1, 2), glm::uvec3(0, 2, 3),   // floor, normal (0, 1, 0)
+                    glm::uvec3(3, 2, 4), glm::uvec3(3, 4, 5),   // far strip, normal (−1, 1, 0)/√2
+                    glm::uvec3(1, 0, 7), glm::uvec3(1, 7, 6)};  // near strip, normal (1, 1, 0)/√2
+  mesh.triangleMaterials.assign(mesh.triangles.size(), 0);
+  scene.meshes.push_back(mesh);
+  scene.instances.push_back({0, glm::mat4(1.0f)});
+  scene.finalize();
+  AtlasOptions options;
+  options.texelsPerUnit = 10.0f;
+  const LightmapAtlas atlas = buildAtlas(scene, options);
+  CHECK(atlas.chartCount == 2);
+  CHECK(atlas.triangleChart[4] == atlas.triangleChart[0]);  // the near strip joined the floor
+  CHECK(atlas.triangleChart[5] == atlas.triangleChart[0]);
+  CHECK(atlas.triangleChart[2] != atlas.triangleChart[0]);  // the far strip did not
+  CHECK(atlas.triangleChart[3] == atlas.triangleChart[2]);
+  const PatchList patches = rasterizePatches(scene, atlas);
+  checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
+  // The far strip's texels lie on the far strip, so they see its light.
+  const glm::dvec3 a(1, 0, 0), b(1, 0, 1), c(1 + farRise, farRise, 1), d(1 + farRise, farRise, 0);
+  std::size_t stripTexels = 0;
+  for (std::size_t i = 0; i < patches.texelCount(); ++i) {
+    if (!patches.valid[i] || atlas.triangleChart[patches.triangle[i]] != atlas.triangleChart[2]) continue;
+    ++stripTexels;
+    const glm::dvec3 p(patches.position[i]);
+    CHECK(std::min(distanceToTriangle(p, a, b, c), distanceToTriangle(p, a, c, d)) < 1e-5);
+  }
+  CHECK(stripTexels >= 10);  // 1 unit long at 10 texels per unit
+  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+}
+
 TEST_CASE("atlas: a light smaller than a texel keeps texels of its own, and its power", "[atlas]") {
   // At a 10-texel target the Cornell light (130 × 105 mm) is smaller than a texel (about 140 mm):
   // a crumb, which must neither vanish into the ceiling's chart nor lend its emission to it.
