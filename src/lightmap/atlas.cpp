@@ -292,6 +292,24 @@ ChartLayout projectCharts(const std::vector<WorldTriangle>& triangles, const std
   return layout;
 }
 
+// Each chart's world box over its triangles' finite corners; a chart with none has min > max.
+struct ChartBoxes {
+  std::vector<glm::dvec3> min, max;
+  [[nodiscard]] bool empty(std::size_t chart) const { return min[chart].x > max[chart].x; }
+};
+ChartBoxes chartWorldBoxes(const std::vector<WorldTriangle>& triangles, const std::vector<std::uint32_t>& chartOf,
+                           std::size_t chartCount) {
+  ChartBoxes boxes{std::vector<glm::dvec3>(chartCount, glm::dvec3(std::numeric_limits<double>::max())),
+                   std::vector<glm::dvec3>(chartCount, glm::dvec3(-std::numeric_limits<double>::max()))};
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    for (const glm::vec3& corner : triangles[t].corner)
+      if (isFinite(corner)) {
+        boxes.min[chartOf[t]] = glm::min(boxes.min[chartOf[t]], glm::dvec3(corner));
+        boxes.max[chartOf[t]] = glm::max(boxes.max[chartOf[t]], glm::dvec3(corner));
+      }
+  return boxes;
+}
+
 // Charts near a light at `factor` times the density: their layout is scaled as if they were that
 // much larger, so packing, footprints and UVs follow, and each texel's area (world area / UV area,
 // patches.cpp) stays exact. Near = the chart's world box within `reach` scene units of the box of
@@ -302,27 +320,20 @@ std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles
                                      ChartLayout& layout) {
   if (factor == 1.0) return 0;
   const std::size_t chartCount = layout.boundsMin.size();
-  std::vector<glm::dvec3> boxMin(chartCount, glm::dvec3(std::numeric_limits<double>::max()));
-  std::vector<glm::dvec3> boxMax(chartCount, glm::dvec3(-std::numeric_limits<double>::max()));
+  const ChartBoxes box = chartWorldBoxes(triangles, chartOf, chartCount);
   std::vector<std::uint8_t> emits(chartCount, 0);
-  for (std::size_t t = 0; t < triangles.size(); ++t) {
-    const std::uint32_t c = chartOf[t];
-    for (const glm::vec3& corner : triangles[t].corner)
-      if (isFinite(corner)) {
-        boxMin[c] = glm::min(boxMin[c], glm::dvec3(corner));
-        boxMax[c] = glm::max(boxMax[c], glm::dvec3(corner));
-      }
-    if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material]) emits[c] = 1;
-  }
+  for (std::size_t t = 0; t < triangles.size(); ++t)
+    if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material]) emits[chartOf[t]] = 1;
   std::vector<std::uint32_t> emitterCharts;
   for (std::uint32_t c = 0; c < chartCount; ++c)
-    if (emits[c] && boxMin[c].x <= boxMax[c].x) emitterCharts.push_back(c);
+    if (emits[c] && !box.empty(c)) emitterCharts.push_back(c);
   std::vector<std::uint8_t> refined(chartCount, 0);
   std::size_t refinedCount = 0;
   for (std::uint32_t c = 0; c < chartCount; ++c) {
-    if (emits[c] || boxMin[c].x > boxMax[c].x) continue;
+    if (emits[c] || box.empty(c)) continue;
     for (std::uint32_t e : emitterCharts) {
-      const glm::dvec3 gap = glm::max(glm::dvec3(0.0), glm::max(boxMin[e] - boxMax[c], boxMin[c] - boxMax[e]));
+      const glm::dvec3 gap =
+          glm::max(glm::dvec3(0.0), glm::max(box.min[e] - box.max[c], box.min[c] - box.max[e]));
       if (glm::length(gap) <= reach) {
         refined[c] = 1;
         ++refinedCount;
@@ -386,45 +397,38 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),
             [&](std::uint32_t a, std::uint32_t b) { return area[a] != area[b] ? area[a] < area[b] : a < b; });
+  // A triangle's centroid (the origin when a corner is not finite).
+  auto centroidOf = [&](std::size_t t) {
+    const glm::dvec3 p =
+        (glm::dvec3(triangles[t].corner[0]) + glm::dvec3(triangles[t].corner[1]) + glm::dvec3(triangles[t].corner[2])) /
+        3.0;
+    return glm::all(glm::lessThan(glm::abs(p), glm::dvec3(1e30))) ? p : glm::dvec3(0.0);
+  };
   // Each chart's plane n_c·x = offset_c: the area-weighted mean of n_c·centroid over its triangles
-  // (the first corner's when they have no area).
+  // (its first triangle's centroid when none has an area).
   std::vector<double> planeOffset(chartCount, 0.0);
   for (std::uint32_t c = 0; c < chartCount; ++c) {
+    if (firstTriangle[c] == firstTriangle[c + 1]) continue;
     double weighted = 0.0, weight = 0.0;
     for (std::uint32_t i = firstTriangle[c]; i < firstTriangle[c + 1]; ++i) {
-      const WorldTriangle& triangle = triangles[trianglesByChart[i]];
-      const glm::dvec3 centroid =
-          (glm::dvec3(triangle.corner[0]) + glm::dvec3(triangle.corner[1]) + glm::dvec3(triangle.corner[2])) / 3.0;
-      if (triangle.area > 0.0 && isFinite(triangle.corner[0]) && isFinite(triangle.corner[1]) &&
-          isFinite(triangle.corner[2])) {
-        weighted += triangle.area * glm::dot(chartNormals[c], centroid);
-        weight += triangle.area;
-      }
+      const std::uint32_t t = trianglesByChart[i];
+      weighted += triangles[t].area * glm::dot(chartNormals[c], centroidOf(t));
+      weight += triangles[t].area;
     }
-    if (weight > 0.0) {
-      planeOffset[c] = weighted / weight;
-    } else if (firstTriangle[c] < firstTriangle[c + 1] && isFinite(triangles[trianglesByChart[firstTriangle[c]]].corner[0])) {
-      planeOffset[c] = glm::dot(chartNormals[c], glm::dvec3(triangles[trianglesByChart[firstTriangle[c]]].corner[0]));
-    }
+    planeOffset[c] = weight > 0.0 ? weighted / weight
+                                  : glm::dot(chartNormals[c], centroidOf(trianglesByChart[firstTriangle[c]]));
   }
   // Each chart's world box, for a quick bound: over a box of centre m and half-size h the distance
   // to a plane n·x = offset is at most |n·m − offset| + |n|·h (the corners are tested only when
   // that bound is over the tolerance).
-  std::vector<glm::dvec3> chartBoxMin(chartCount, glm::dvec3(std::numeric_limits<double>::max()));
-  std::vector<glm::dvec3> chartBoxMax(chartCount, glm::dvec3(-std::numeric_limits<double>::max()));
-  for (std::size_t t = 0; t < triangles.size(); ++t)
-    for (const glm::vec3& corner : triangles[t].corner)
-      if (isFinite(corner)) {
-        chartBoxMin[chartOf[t]] = glm::min(chartBoxMin[chartOf[t]], glm::dvec3(corner));
-        chartBoxMax[chartOf[t]] = glm::max(chartBoxMax[chartOf[t]], glm::dvec3(corner));
-      }
+  const ChartBoxes chartBox = chartWorldBoxes(triangles, chartOf, chartCount);
   const double planeTolerance = kMergePlaneTexels / density;
   const auto liesOnPlaneOf = [&](std::uint32_t joining, std::uint32_t host) {
     const glm::dvec3& normal = chartNormals[host];
     for (std::uint32_t member : members[joining]) {
-      if (chartBoxMin[member].x > chartBoxMax[member].x) continue;  // no finite corner
-      const glm::dvec3 centre = 0.5 * (chartBoxMin[member] + chartBoxMax[member]);
-      const glm::dvec3 half = 0.5 * (chartBoxMax[member] - chartBoxMin[member]);
+      if (chartBox.empty(member)) continue;  // no finite corner
+      const glm::dvec3 centre = 0.5 * (chartBox.min[member] + chartBox.max[member]);
+      const glm::dvec3 half = 0.5 * (chartBox.max[member] - chartBox.min[member]);
       if (std::abs(glm::dot(normal, centre) - planeOffset[host]) + glm::dot(glm::abs(normal), half) <= planeTolerance)
         continue;
       for (std::uint32_t i = firstTriangle[member]; i < firstTriangle[member + 1]; ++i)
@@ -475,12 +479,6 @@ void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacen
     std::uint64_t key = 0;
     for (int axis = 0; axis < 3; ++axis) key = (key << 21) | (std::uint64_t(std::int64_t(cell[axis])) & 0x1fffffu);
     return key;
-  };
-  auto centroidOf = [&](std::size_t t) {
-    const glm::dvec3 p =
-        (glm::dvec3(triangles[t].corner[0]) + glm::dvec3(triangles[t].corner[1]) + glm::dvec3(triangles[t].corner[2])) /
-        3.0;
-    return glm::all(glm::lessThan(glm::abs(p), glm::dvec3(1e30))) ? p : glm::dvec3(0.0);
   };
   struct GridEntry {
     std::uint64_t key;
