@@ -192,9 +192,94 @@ inline void splatPixel(const SplatRaster& r, SplatKernel kernel, int i, int j, f
 }
 }  // namespace detail
 
+namespace detail {
+// The end points [dxLo, dxHi] of the dx = pixel centre − centre.x where row dy crosses the box splat, by
+// clipping against the two slabs |α| ≤ 1 and |β| ≤ 1 (with the edge slack); dxLo > dxHi when it misses.
+inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi) {
+  dxLo = -1e30f;
+  dxHi = 1e30f;
+  auto clipSlab = [&](float m, float c) {  // |m·dx + c| ≤ kEdgeSlack
+    if (std::fabs(m) > 1e-30f) {
+      const float x0 = (-kEdgeSlack - c) / m, x1 = (kEdgeSlack - c) / m;
+      dxLo = std::max(dxLo, std::min(x0, x1));
+      dxHi = std::min(dxHi, std::max(x0, x1));
+    } else if (std::fabs(c) > kEdgeSlack) {
+      dxLo = 1e30f;
+      dxHi = -1e30f;
+    }
+  };
+  clipSlab(r.m00, r.m01 * dy);
+  clipSlab(r.m10, r.m11 * dy);
+}
+}  // namespace detail
+
+// Box kernel: calls run(j, iFirst, iLast) for the covered pixels of each row inside [iLo, iHi] × [jLo, jHi]
+// (every one of weight 1), rows in order and runs left to right, so the pixels come in the row-major order of
+// rasterSplat. The result is exactly the pixels detail::splatPixel accepts, found with a few tests per row:
+// along a row α = m00·dx + m01·dy is a monotonic function of the pixel index even in float arithmetic
+// (dx = i + ½ − centre.x, and rounded multiplication and addition by constants preserve order), and so is β, so
+// the pixels with |α| ≤ s and |β| ≤ s form one run. Its ends are found by testing inward from the analytic ends
+// (widened by a pixel against rounding); the pixels between them need no test. The own pixel, always covered,
+// extends the run or forms a run of its own.
+template <class Run>
+void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run&& run) {
+  const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
+  const int ja = std::max<int>(r.j0, jLo), jb = std::min<int>(r.j1, jHi);
+  if (r.ownOnly) {
+    if (r.ownI >= ia && r.ownI <= ib && r.ownJ >= ja && r.ownJ <= jb)
+      run(static_cast<int>(r.ownJ), static_cast<int>(r.ownI), static_cast<int>(r.ownI));
+    return;
+  }
+  constexpr float kEdgeSlack = detail::kEdgeSlack;
+  const bool wide = ib - ia >= 4;  // a narrow box is searched pixel by pixel; a wide one from its analytic run
+  for (int j = ja; j <= jb; ++j) {
+    const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
+    auto covered = [&](int i) {
+      const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
+      return std::fabs(r.m00 * dx + r.m01 * dy) <= kEdgeSlack && std::fabs(r.m10 * dx + r.m11 * dy) <= kEdgeSlack;
+    };
+    int lo = ia, hi = ib;
+    if (wide) {
+      float dxLo, dxHi;
+      detail::boxRowSpan(r, dy, dxLo, dxHi);
+      lo = ib + 1;
+      hi = ia - 1;  // empty unless the row crosses the splat
+      if (dxLo <= dxHi) {
+        // i + 0.5 − centre.x ∈ [dxLo, dxHi], widened by a pixel against rounding.
+        const float a = std::max(r.centre.x + dxLo - 0.5f, static_cast<float>(ia)) - 1.0f;
+        const float b = std::min(r.centre.x + dxHi - 0.5f, static_cast<float>(ib)) + 1.0f;
+        if (a <= b) {  // both within [ia − 1, ib + 1] here
+          lo = std::max(ia, detail::floorToInt(a));
+          hi = std::min(ib, detail::ceilToInt(b));
+        }
+      }
+    }
+    while (lo <= hi && !covered(lo)) ++lo;
+    while (hi >= lo && !covered(hi)) --hi;
+    const int own = static_cast<int>(r.ownI);
+    if (j != r.ownJ || own < ia || own > ib || (own >= lo && own <= hi)) {
+      if (lo <= hi) run(j, lo, hi);
+    } else if (lo > hi || own == lo - 1 || own == hi + 1) {
+      run(j, lo > hi ? own : std::min(own, lo), lo > hi ? own : std::max(own, hi));
+    } else if (own < lo) {
+      run(j, own, own);
+      run(j, lo, hi);
+    } else {
+      run(j, lo, hi);
+      run(j, own, own);
+    }
+  }
+}
+
 // Calls f(i, j, weight) for every covered pixel inside [iLo, iHi] × [jLo, jHi], weight > 0, row-major (j, then i).
 template <class F>
 void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int jLo, int jHi, F&& f) {
+  if (kernel == SplatKernel::Box) {
+    rasterBoxRuns(r, iLo, iHi, jLo, jHi, [&](int j, int iFirst, int iLast) {
+      for (int i = iFirst; i <= iLast; ++i) f(i, j, 1.0f);
+    });
+    return;
+  }
   const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
   const int ja = std::max<int>(r.j0, jLo), jb = std::min<int>(r.j1, jHi);
   if (r.ownOnly) {
@@ -202,7 +287,6 @@ void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int
       f(static_cast<int>(r.ownI), static_cast<int>(r.ownJ), 1.0f);
     return;
   }
-  constexpr float kEdgeSlack = detail::kEdgeSlack;
   constexpr float kCutoff2 = kGaussianCutoff * kGaussianCutoff;
   const bool wide = ib - ia >= 4;  // narrow boxes are cheaper to test pixel by pixel than to solve for runs
   for (int j = ja; j <= jb; ++j) {
@@ -211,42 +295,21 @@ void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int
       for (int i = ia; i <= ib; ++i) detail::splatPixel(r, kernel, i, j, dy, f);
       continue;
     }
-    // The row's covered pixels form one run; solve for its ends (dx = pixel centre − centre.x) and test only
-    // one pixel either side of it, so a long, thin splat at a grazing angle costs its covered pixels, not its
-    // bounding box. The exact per-pixel test below still decides, so the result is the same as testing every
-    // pixel of the box.
-    float dxLo = -1e30f, dxHi = 1e30f;
-    auto clipSlab = [&](float m, float c) {  // |m·dx + c| ≤ kEdgeSlack
-      if (std::fabs(m) > 1e-30f) {
-        const float x0 = (-kEdgeSlack - c) / m, x1 = (kEdgeSlack - c) / m;
-        dxLo = std::max(dxLo, std::min(x0, x1));
-        dxHi = std::min(dxHi, std::max(x0, x1));
-      } else if (std::fabs(c) > kEdgeSlack) {
-        dxLo = 1e30f;
-        dxHi = -1e30f;
-      }
-    };
-    if (kernel == SplatKernel::Box) {
-      clipSlab(r.m00, r.m01 * dy);
-      clipSlab(r.m10, r.m11 * dy);
-    } else {
-      // m00·dx² + 2·m01·dy·dx + m11·dy² ≤ kCutoff2, m00 > 0 (V⁻¹ is positive definite). A negative
-      // discriminant (the row misses the ellipse, or grazes it within rounding) still tests the pixels around
-      // the vertex.
-      const float disc = std::max(0.0f, r.m01 * r.m01 * dy * dy - r.m00 * (r.m11 * dy * dy - kCutoff2));
-      const float root = std::sqrt(disc);
-      dxLo = (-r.m01 * dy - root) / r.m00;
-      dxHi = (-r.m01 * dy + root) / r.m00;
-    }
+    // The row's covered pixels form one run around the ellipse's chord: m00·dx² + 2·m01·dy·dx + m11·dy² ≤
+    // kCutoff2, m00 > 0 (V⁻¹ is positive definite); only the chord widened by a pixel either side is tested,
+    // so the result is the same as testing every pixel of the box. A negative discriminant (the row misses the
+    // ellipse, or grazes it within rounding) still tests the pixels around the vertex.
+    const float disc = std::max(0.0f, r.m01 * r.m01 * dy * dy - r.m00 * (r.m11 * dy * dy - kCutoff2));
+    const float root = std::sqrt(disc);
+    const float dxLo = (-r.m01 * dy - root) / r.m00;
+    const float dxHi = (-r.m01 * dy + root) / r.m00;
     int runA = ib + 1, runB = ia - 1;  // empty unless the row crosses the splat
-    if (dxLo <= dxHi) {
-      // i + 0.5 − centre.x ∈ [dxLo, dxHi], widened by a pixel against rounding.
-      const float lo = std::max(r.centre.x + dxLo - 0.5f, static_cast<float>(ia)) - 1.0f;
-      const float hi = std::min(r.centre.x + dxHi - 0.5f, static_cast<float>(ib)) + 1.0f;
-      if (lo <= hi) {  // both within [ia − 1, ib + 1] here
-        runA = std::max(ia, detail::floorToInt(lo));
-        runB = std::min(ib, detail::ceilToInt(hi));
-      }
+    // i + 0.5 − centre.x ∈ [dxLo, dxHi], widened by a pixel against rounding.
+    const float lo = std::max(r.centre.x + dxLo - 0.5f, static_cast<float>(ia)) - 1.0f;
+    const float hi = std::min(r.centre.x + dxHi - 0.5f, static_cast<float>(ib)) + 1.0f;
+    if (lo <= hi) {  // both within [ia − 1, ib + 1] here
+      runA = std::max(ia, detail::floorToInt(lo));
+      runB = std::min(ib, detail::ceilToInt(hi));
     }
     if (j == r.ownJ && r.ownI >= ia && r.ownI <= ib) {  // the own pixel is always in
       runA = std::min(runA, static_cast<int>(r.ownI));
