@@ -2,19 +2,12 @@
 // LayeredDepthCube::radiosity in ibrr/ldc.cpp (keep the two in step).
 //
 // Buffers: offsets[3·R² + 1] (layers of global pixel g = a·R² + j·R + i are
-// layers[offsets[g] .. offsets[g+1])) and the 24-byte packed layers.
-
-struct PackedLayer {
-  uint normal;  // octahedral 2×snorm16 (ibrr/octahedral.hpp)
-  float d;      // plane offset p·n, world units
-  float r;      // accumulated radiosity (before ρ), per channel
-  float g;
-  float b;
-  uint count;   // hemicubes that contributed
-};
+// layers[offsets[g] .. offsets[g+1])), and per layer its plane (unit normal, d; decoded from the store's
+// octahedral normal on upload) and its radiosity (r, g, b before ρ; w the hemicube count).
 
 layout(std430, binding = 0) readonly buffer LdcOffsets { uint u_offsets[]; };
-layout(std430, binding = 1) readonly buffer LdcLayers { PackedLayer u_layers[]; };
+layout(std430, binding = 1) readonly buffer LdcPlanes { vec4 u_planes[]; };
+layout(std430, binding = 2) readonly buffer LdcRadiosity { vec4 u_radiosity[]; };
 
 layout(location = 32) uniform vec3 u_ldcOrigin;      // min corner of the cube, world units
 layout(location = 33) uniform float u_ldcInvPixel;   // 1 / pixel width
@@ -27,16 +20,6 @@ layout(location = 38) uniform int u_ldcFilterRadius; // k of the average filter,
 const int kFilterNearest = 0;
 const int kFilterAverage = 1;
 const int kFilterBilinear = 2;
-
-vec3 ldcOctDecode(uint code) {
-  vec2 f = unpackSnorm2x16(code);
-  float z = 1.0 - abs(f.x) - abs(f.y);
-  if (z < 0.0) {
-    vec2 s = vec2(f.x >= 0.0 ? 1.0 : -1.0, f.y >= 0.0 ? 1.0 : -1.0);
-    f = (1.0 - abs(f.yx)) * s;
-  }
-  return normalize(vec3(f, z));
-}
 
 int ldcDominantAxis(vec3 n) {
   vec3 a = abs(n);
@@ -56,10 +39,11 @@ int ldcMatchLayer(int ldi, int i, int j, vec3 p, vec3 n) {
   uint pixel = uint(ldi * u_ldcResolution * u_ldcResolution + j * u_ldcResolution + i);
   int best = -1;
   float bestDistance = u_ldcEpsDistance;
-  for (uint k = u_offsets[pixel]; k < u_offsets[pixel + 1u]; ++k) {
-    vec3 layerNormal = ldcOctDecode(u_layers[k].normal);
-    float distance = abs(dot(p, layerNormal) - u_layers[k].d);
-    if (distance < bestDistance && dot(n, layerNormal) > u_ldcMinCos) {
+  uint end = u_offsets[pixel + 1u];
+  for (uint k = u_offsets[pixel]; k < end; ++k) {
+    vec4 plane = u_planes[k];
+    float distance = abs(dot(p, plane.xyz) - plane.w);
+    if (distance < bestDistance && dot(n, plane.xyz) > u_ldcMinCos) {
       best = int(k);
       bestDistance = distance;
     }
@@ -67,7 +51,7 @@ int ldcMatchLayer(int ldi, int i, int j, vec3 p, vec3 n) {
   return best;
 }
 
-vec3 ldcLayerValue(int k) { return vec3(u_layers[k].r, u_layers[k].g, u_layers[k].b); }
+vec3 ldcLayerValue(int k) { return u_radiosity[k].rgb; }
 
 // Radiosity at p with normal n from one LDI; .w = 1 if found, 0 if no layer matched.
 vec4 ldcLookupInLdi(int ldi, vec3 p, vec3 n, int filterMode) {

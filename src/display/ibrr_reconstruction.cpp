@@ -2,6 +2,7 @@
 
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "ibrr/octahedral.hpp"
 #include "util/stopwatch.hpp"
 
 #include <tbb/parallel_for.h>
@@ -66,12 +67,36 @@ Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& 
   return result;
 }
 
+namespace {
+// The layers as the shader reads them: the plane test touches only the planes (decoded once here, so the
+// GPU matches with the normals the CPU path decodes), and only the matched layer's radiosity is read.
+std::vector<glm::vec4> layerPlanes(const LayeredDepthCube& store) {
+  std::vector<glm::vec4> planes(std::max<std::size_t>(store.layers().size(), 1), glm::vec4(0.0f));
+  tbb::parallel_for(std::size_t(0), store.layers().size(), [&](std::size_t k) {
+    const PackedLayer& layer = store.layers()[k];
+    planes[k] = glm::vec4(octDecode(layer.normal), layer.d);
+  });
+  return planes;
+}
+std::vector<glm::vec4> layerRadiosity(const LayeredDepthCube& store) {
+  std::vector<glm::vec4> radiosity(std::max<std::size_t>(store.layers().size(), 1), glm::vec4(0.0f));
+  tbb::parallel_for(std::size_t(0), store.layers().size(), [&](std::size_t k) {
+    const PackedLayer& layer = store.layers()[k];
+    radiosity[k] = glm::vec4(layer.r, layer.g, layer.b, float(layer.count));
+  });
+  return radiosity;
+}
+gpu::Buffer vec4Buffer(const std::vector<glm::vec4>& values) {
+  return gpu::Buffer(GLsizeiptr(values.size() * sizeof(glm::vec4)), values.data(), 0);
+}
+}  // namespace
+
 GpuReconstructor::GpuReconstructor(const LayeredDepthCube& store)
     : m_store(store),
       m_offsets(GLsizeiptr(store.offsets().size_bytes()), store.offsets().data(), 0),
-      // An empty store still gets a (one-layer) buffer: zero-size storage is invalid.
-      m_layers(GLsizeiptr(std::max<std::size_t>(store.layers().size_bytes(), sizeof(PackedLayer))),
-               store.layers().empty() ? nullptr : store.layers().data(), 0),
+      // An empty store still gets one-layer buffers: zero-size storage is invalid.
+      m_planes(vec4Buffer(layerPlanes(store))),
+      m_radiosity(vec4Buffer(layerRadiosity(store))),
       m_program(gpu::loadProgram({"ibrr_reconstruct.comp"})) {}
 
 void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& options) {
@@ -88,7 +113,8 @@ void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& 
   glProgramUniform1i(program, kUniformFilter, filterCode(options.filter));
   glProgramUniform1i(program, kUniformFilterRadius, options.filterRadius);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, m_offsets.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, m_layers.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, m_planes.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, m_radiosity.id());
   for (GLuint unit = 0; unit < 4; ++unit) glBindTextureUnit(unit, gbuffer.texture(GBufferChannel(unit)));
   glBindImageTexture(0, m_output.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
   m_program.use();

@@ -41,12 +41,15 @@ public:
   // run() and read the result back.
   Reconstruction reconstruct(const GBuffer& gbuffer, const ReconstructionOptions& options);
   [[nodiscard]] GLuint outputTexture() const { return m_output.id(); }
-  [[nodiscard]] std::size_t uploadedBytes() const { return std::size_t(m_offsets.size() + m_layers.size()); }
+  [[nodiscard]] std::size_t uploadedBytes() const {
+    return std::size_t(m_offsets.size() + m_planes.size() + m_radiosity.size());
+  }
 
 private:
   const LayeredDepthCube& m_store;
   gpu::Buffer m_offsets;
-  gpu::Buffer m_layers;
+  gpu::Buffer m_planes;     // vec4 per layer: the decoded unit normal and d
+  gpu::Buffer m_radiosity;  // vec4 per layer: B (r, g, b) and the hemicube count
   gpu::Texture m_output;
   gpu::Program m_program;
 };
