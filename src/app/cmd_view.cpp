@@ -34,7 +34,7 @@ struct ViewOptions {
   std::string method = "ibrr";
   std::string filter = "bilinear";
   int filterRadius = 1;
-  std::string reconstruct = "auto";
+  std::string reconstruct = "gpu";
   std::string size;
   float exposure = 0.0f;
   std::string tone = "srgb";
@@ -78,8 +78,8 @@ void runView(const ViewOptions& options) {
   if (options.tone != "srgb" && options.tone != "filmic")
     throw Error("--tone '" + options.tone + "': choose srgb or filmic");
   if (options.filterRadius < 0 || options.filterRadius > 8) throw Error("--filter-radius must be in [0, 8]");
-  if (options.reconstruct != "auto" && options.reconstruct != "gpu" && options.reconstruct != "cpu")
-    throw Error("--reconstruct '" + options.reconstruct + "': choose auto, gpu or cpu");
+  if (options.reconstruct != "gpu" && options.reconstruct != "cpu")
+    throw Error("--reconstruct '" + options.reconstruct + "': choose gpu or cpu");
   if (options.frames < 0) throw Error("--frames must be ≥ 0 (0: until the window closes or the script ends)");
   if (!options.store.empty() && !options.bakeOutput.empty())
     throw Error("--bake-output is for a store baked in the window; with --store FILE there is nothing to bake");
@@ -194,8 +194,8 @@ void addViewCommand(CLI::App& app) {
   command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
   command
       ->add_option("--reconstruct", options->reconstruct,
-                   "IBRR reconstruction on the gpu (compute shader), the cpu (TBB), or auto: cpu on a software "
-                   "renderer such as llvmpipe, where it is several times faster, else gpu (R switches)")
+                   "IBRR reconstruction on the gpu (compute shader, what ibrr render uses by default) or the cpu "
+                   "(TBB) (R switches)")
       ->capture_default_str();
   command->add_option("--size", options->size,
                       "render exactly WxH pixels in a window of that size (default: a 1280x720 window, rendering at "

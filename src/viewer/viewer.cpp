@@ -241,8 +241,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
   glfwSetScrollCallback(glfwWindow, onScroll);
   const ImGuiSession imgui(glfwWindow);
   info("window: " + window->info().summary());
-  bool cpuReconstruction =
-      settings.reconstruct == "cpu" || (settings.reconstruct == "auto" && window->info().isSoftware());
+  bool cpuReconstruction = settings.reconstruct == "cpu";
 
   if (!settings.store) settings.store = bakeInWindow(scene, settings, *window);
   const LayeredDepthCube& store = *settings.store;
