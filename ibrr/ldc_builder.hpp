@@ -9,7 +9,7 @@
 //      records: for a small splat one record per covered pixel holding the sums below, folded into an earlier
 //      record of the same chunk for that pixel when the sample lies on that record's plane (so the thousands of
 //      samples a hemicube puts into one pixel near its VPL become one record); for a large splat one record
-//      per LDI tile (a square of R/8 pixels, at least 16) it touches. Records are counting-sorted by tile, stably.
+//      per LDI tile (a square of pixels, see the constructor) it touches. Records are counting-sorted by tile, stably.
 //   2. In parallel over tiles, each tile walks the chunks in order, so it sees its records in global sample
 //      order, rasterises the large splats clipped to the tile, and for each pixel matches or creates a layer
 //      and accumulates. A tile owns its pixels and their layers, so no two threads touch the same layer, and
@@ -58,7 +58,9 @@ struct BuilderStats {
 class LdcBuilder {
 public:
   // params: resolved here (ε defaults filled in); throws ibrr::Error on bad parameters.
-  explicit LdcBuilder(const LdcParams& params, SplatKernel kernel = SplatKernel::Box);
+  // tileSize: pixels per side of the squares phase 2 works on in parallel; 0 picks it from the core count.
+  // It changes the speed only: the store is the same for any tile size.
+  explicit LdcBuilder(const LdcParams& params, SplatKernel kernel = SplatKernel::Box, int tileSize = 0);
   ~LdcBuilder();
   LdcBuilder(LdcBuilder&&) noexcept;
   LdcBuilder& operator=(LdcBuilder&&) noexcept;

@@ -85,7 +85,7 @@ TEST_CASE("merge refuses stores with different layouts", "[store][merge]") {
   CHECK_NOTHROW(merge(a, a));
 }
 
-TEST_CASE("the store is byte-identical with 1 thread and with many, and however hemicubes are batched",
+TEST_CASE("the store is byte-identical with 1 thread and with many, however hemicubes are batched, for any tile size",
           "[store][determinism]") {
   const AnalyticScene scene = roomWithCube();
   const auto lights = sixLights();
@@ -97,11 +97,11 @@ TEST_CASE("the store is byte-identical with 1 thread and with many, and however 
     LdcParams params;
     params.bounds = scene.bounds();
     params.resolution = 96;
-    auto bakeWith = [&](int threads, bool oneByOne) {
+    auto bakeWith = [&](int threads, bool oneByOne, int tileSize = 0) {
       std::vector<std::byte> bytes;
       tbb::task_arena arena(threads);
       arena.execute([&] {
-        LdcBuilder builder(params, kernel);
+        LdcBuilder builder(params, kernel, tileSize);
         if (oneByOne)
           for (const HemicubeSampleView& v : all) builder.insert(v);
         else
@@ -113,8 +113,16 @@ TEST_CASE("the store is byte-identical with 1 thread and with many, and however 
     const auto one = bakeWith(1, false);
     const auto many = bakeWith(8, false);
     const auto two = bakeWith(2, true);
+    // The tile size changes only how phase 2 is cut up: 1 pixel (every record its own tile), 7 (tiles
+    // that do not divide R = 96), and the whole LDI in one tile.
+    const auto tiny = bakeWith(8, false, 1);
+    const auto odd = bakeWith(2, false, 7);
+    const auto whole = bakeWith(8, false, 96);
     CHECK(one.size() > 100000);
     CHECK(one == many);
     CHECK(one == two);
+    CHECK(one == tiny);
+    CHECK(one == odd);
+    CHECK(one == whole);
   }
 }
