@@ -176,23 +176,26 @@ inline SplatRaster prepareSplat(const SplatFootprint& fp, SplatKernel kernel, in
 
 namespace detail {
 inline constexpr float kEdgeSlack = 1.0f + 1e-4f;  // pixel centres exactly on a shared edge go to both splats
+// The box kernel's test of the pixel centre at (dx, dy) from the splat's centre: (α, β) = M·(dx, dy) within
+// the parallelogram, |α|, |β| ≤ 1 (with the edge slack).
+inline bool boxCovers(const SplatRaster& r, float dx, float dy) {
+  const float alpha = r.m00 * dx + r.m01 * dy;
+  const float beta = r.m10 * dx + r.m11 * dy;
+  return std::fabs(alpha) <= kEdgeSlack && std::fabs(beta) <= kEdgeSlack;
+}
 // The exact test of one pixel: calls f(i, j, weight) when the splat covers pixel (i, j); dy = j + ½ − centre.y.
 template <class F>
 inline void splatPixel(const SplatRaster& r, SplatKernel kernel, int i, int j, float dy, F& f) {
   const bool own = (i == r.ownI && j == r.ownJ);
   const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
   if (kernel == SplatKernel::Box) {
-    const float alpha = r.m00 * dx + r.m01 * dy;
-    const float beta = r.m10 * dx + r.m11 * dy;
-    if (own || (std::fabs(alpha) <= kEdgeSlack && std::fabs(beta) <= kEdgeSlack)) f(i, j, 1.0f);
+    if (own || boxCovers(r, dx, dy)) f(i, j, 1.0f);
   } else {
     const float m2 = r.m00 * dx * dx + 2.0f * r.m01 * dx * dy + r.m11 * dy * dy;
     if (own || m2 <= kGaussianCutoff * kGaussianCutoff) f(i, j, std::exp(-0.5f * m2));
   }
 }
-}  // namespace detail
 
-namespace detail {
 // The end points [dxLo, dxHi] of the dx = pixel centre − centre.x where row dy crosses the box splat, by
 // clipping against the two slabs |α| ≤ 1 and |β| ≤ 1 (with the edge slack); dxLo > dxHi when it misses.
 inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi) {
@@ -230,14 +233,10 @@ void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run
       run(static_cast<int>(r.ownJ), static_cast<int>(r.ownI), static_cast<int>(r.ownI));
     return;
   }
-  constexpr float kEdgeSlack = detail::kEdgeSlack;
   const bool wide = ib - ia >= 4;  // a narrow box is searched pixel by pixel; a wide one from its analytic run
   for (int j = ja; j <= jb; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
-    auto covered = [&](int i) {
-      const float dx = static_cast<float>(i) + 0.5f - r.centre.x;
-      return std::fabs(r.m00 * dx + r.m01 * dy) <= kEdgeSlack && std::fabs(r.m10 * dx + r.m11 * dy) <= kEdgeSlack;
-    };
+    auto covered = [&](int i) { return detail::boxCovers(r, static_cast<float>(i) + 0.5f - r.centre.x, dy); };
     int lo = ia, hi = ib;
     if (wide) {
       float dxLo, dxHi;
