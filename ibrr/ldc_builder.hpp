@@ -58,7 +58,7 @@ struct BuilderStats {
 class LdcBuilder {
 public:
   // params: resolved here (ε defaults filled in); throws ibrr::Error on bad parameters.
-  // tileSize: pixels per side of the squares phase 2 works on in parallel; 0 picks it from the core count.
+  // tileSize: pixels per side of the squares phase 2 works on in parallel; 0 picks R/8 (at least 16).
   // It changes the speed only: the store is the same for any tile size.
   explicit LdcBuilder(const LdcParams& params, SplatKernel kernel = SplatKernel::Box, int tileSize = 0);
   ~LdcBuilder();
