@@ -118,6 +118,12 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        {"kept.ibrr", "ibrr bake"}, output);
     expectCleanFailure({"render", "cornell", "--method", "ibrr", "-o", output.string()}, {"--store"}, output);
   }
+  SECTION("bench --json: a missing folder is named before any measuring; other benchmarks refuse it") {
+    const fs::path json = folder / "figures.json";
+    expectCleanFailure({"bench", "store", "--quick", "--json", (folder / "missing" / "f.json").string()},
+                       {"missing", "does not exist"}, json);
+    expectCleanFailure({"bench", "rays", "--quick", "--json", json.string()}, {"--json", "ibrr bench store"}, json);
+  }
   SECTION("no usable OpenGL") {
     // An empty list of EGL vendor libraries hides every GPU and Mesa's surfaceless platform.
     test::writeText(output, "precious earlier result");

@@ -5,6 +5,7 @@
 #include "bench/store_bench.hpp"
 #include "display/ibrr_bench.hpp"
 #include "rays/rays_bench.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
 #include <iostream>
@@ -25,6 +26,9 @@ void runBench(const BenchOptions& options) {
   const bool all = options.which == "all";
   if (!all && options.which != "store" && options.which != "rays" && options.which != "ibrr")
     throw ibrr::Error("unknown benchmark '" + options.which + "'; choose store, rays, ibrr or all");
+  if (!options.json.empty() && !all && options.which != "store")
+    throw ibrr::Error("--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
+  if (!options.json.empty()) ibrr::checkWritableFolder(options.json);
   if (all || options.which == "store") {
     std::cout << "== store: LDC insertion, retrieval and memory ==\n";
     bench::StoreBenchOptions store;
@@ -32,7 +36,7 @@ void runBench(const BenchOptions& options) {
       store.resolutions = {128};
       store.secondsPerMeasure = 0.3;
     }
-    if (!options.json.empty() && !all) store.jsonPath = options.json;
+    if (!options.json.empty()) store.jsonPath = options.json;
     bench::runStoreBenchmark(store, std::cout);
   }
   if (all || options.which == "rays") {

@@ -3,6 +3,7 @@
 #include "ibrr/error.hpp"
 #include "ibrr/ldc_builder.hpp"
 #include "ibrr/synthetic.hpp"
+#include "util/atomic_file.hpp"
 
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
@@ -98,6 +99,7 @@ int runStoreBenchmark(const StoreBenchOptions& options, std::ostream& out) {
   if (!(options.secondsPerMeasure > 0.0 && options.secondsPerMeasure <= 60.0))
     throw Error("store benchmark: secondsPerMeasure must be in (0, 60]");
   if (options.threads < 0) throw Error("store benchmark: threads must be >= 0 (0 = all)");
+  if (options.jsonPath) checkWritableFolder(*options.jsonPath);  // before the minutes of measuring, not after
   const int allThreads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
 
   const synthetic::AnalyticScene scene = benchScene();
@@ -198,9 +200,7 @@ int runStoreBenchmark(const StoreBenchOptions& options, std::ostream& out) {
       << std::setprecision(3) << rows.back().hitFraction << "\n";
 
   if (options.jsonPath) {
-    std::ofstream json(*options.jsonPath);
-    if (!json)
-      throw Error("store benchmark: cannot write JSON to '" + options.jsonPath->string() + "'; check the directory");
+    std::ostringstream json;
     json << "{\n  \"benchmark\": \"store\",\n  \"threads\": " << allThreads << ",\n  \"rows\": [\n";
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const Row& r = rows[k];
@@ -217,7 +217,12 @@ int runStoreBenchmark(const StoreBenchOptions& options, std::ostream& out) {
            << "}" << (k + 1 < rows.size() ? "," : "") << "\n";
     }
     json << "  ]\n}\n";
-    if (!json) throw Error("store benchmark: writing '" + options.jsonPath->string() + "' failed");
+    writeFileAtomically(*options.jsonPath, [&](const std::filesystem::path& temporary) {
+      std::ofstream file(temporary, std::ios::binary);
+      file << json.str();
+      file.close();
+      if (!file) throw Error(options.jsonPath->string() + ": writing the store benchmark's JSON failed (disk full?)");
+    });
   }
   return 0;
 }
