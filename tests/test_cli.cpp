@@ -124,6 +124,12 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        {"missing", "does not exist"}, json);
     expectCleanFailure({"bench", "rays", "--quick", "--json", json.string()}, {"--json", "ibrr bench store"}, json);
   }
+  SECTION("bench ibrr: an unknown section, and a --shared-scenes folder that is not there") {
+    const fs::path kept = folder / "kept.txt";
+    expectCleanFailure({"bench", "ibrr", "--quick", "--sections", "bake,dispaly"}, {"--sections", "dispaly"}, kept);
+    expectCleanFailure({"bench", "ibrr", "--quick", "--shared-scenes", (folder / "nowhere").string()},
+                       {"--shared-scenes", "nowhere", "no such folder"}, kept);
+  }
   SECTION("no usable OpenGL") {
     // An empty list of EGL vendor libraries hides every GPU and Mesa's surfaceless platform.
     test::writeText(output, "precious earlier result");

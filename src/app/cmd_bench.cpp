@@ -8,7 +8,10 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <string>
 
 namespace ibrr::app {
 namespace {
@@ -20,7 +23,28 @@ struct BenchOptions {
   bool convergence = false;
   std::string sharedScenes = "../shared/scenes";
   std::string sections = "bake,display,geometry";
+  bool sharedScenesGiven = false;  // --shared-scenes on the command line: then its folder must exist
 };
+
+// The ibrr benchmark's sections from "bake,display,geometry" (any subset, comma-separated).
+void parseSections(const std::string& list, display::IbrrBenchOptions& ibrr) {
+  ibrr.bake = ibrr.display = ibrr.geometry = false;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string name = list.substr(begin, end - begin);
+    if (name == "bake")
+      ibrr.bake = true;
+    else if (name == "display")
+      ibrr.display = true;
+    else if (name == "geometry")
+      ibrr.geometry = true;
+    else
+      throw ibrr::Error("--sections '" + list + "': unknown section '" + name +
+                        "'; give bake, display and/or geometry, comma-separated (e.g. --sections bake,display)");
+    begin = end + 1;
+  }
+}
 
 void runBench(const BenchOptions& options) {
   const bool all = options.which == "all";
@@ -29,6 +53,15 @@ void runBench(const BenchOptions& options) {
   if (!options.json.empty() && !all && options.which != "store")
     throw ibrr::Error("--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
   if (!options.json.empty()) ibrr::checkWritableFolder(options.json);
+  display::IbrrBenchOptions ibrr;
+  if (all || options.which == "ibrr") {
+    parseSections(options.sections, ibrr);
+    std::error_code ec;
+    if (options.sharedScenesGiven && !std::filesystem::is_directory(options.sharedScenes, ec))
+      throw ibrr::Error("--shared-scenes " + options.sharedScenes +
+                        ": no such folder; point it at the shared test scenes (the conference room, bunny and "
+                        "dragon), or leave it out to bench the Cornell box alone");
+  }
   if (all || options.which == "store") {
     std::cout << "== store: LDC insertion, retrieval and memory ==\n";
     bench::StoreBenchOptions store;
@@ -52,12 +85,8 @@ void runBench(const BenchOptions& options) {
   }
   if (all || options.which == "ibrr") {
     std::cout << "\n== ibrr: bake and display ==\n";
-    display::IbrrBenchOptions ibrr;
     ibrr.quick = options.quick;
     ibrr.sharedScenes = options.sharedScenes;
-    ibrr.bake = options.sections.find("bake") != std::string::npos;
-    ibrr.display = options.sections.find("display") != std::string::npos;
-    ibrr.geometry = options.sections.find("geometry") != std::string::npos;
     display::runIbrrBenchmark(ibrr, std::cout);
   }
 }
@@ -79,11 +108,15 @@ void addBenchCommand(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--shared-scenes", options->sharedScenes,
-                   "folder of the shared test scenes (conference room, bunny, dragon)")
+                   "folder of the shared test scenes (conference room, bunny, dragon); when left out and the "
+                   "default is missing, their parts are skipped with a note")
       ->capture_default_str();
   command->footer(
       "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections display\n  ibrr bench all --quick");
-  command->callback([options] { runBench(*options); });
+  command->callback([options, command] {
+    options->sharedScenesGiven = command->count("--shared-scenes") > 0;
+    runBench(*options);
+  });
 }
 
 }  // namespace ibrr::app

@@ -245,18 +245,20 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
   // 1,024 paths rather than the default 4,096: the conference room would take ten minutes.
   bake::BakeOptions defaults;
   defaults.paths = options.quick ? 32 : 1024;
+  std::error_code missing;
+  const bool conferenceAvailable = fs::exists(options.sharedScenes / "conference" / "conference.obj", missing);
+  if (!options.quick && (options.bake || options.display) && !conferenceAvailable)
+    out << "conference room: conference/conference.obj not found under " << options.sharedScenes.string()
+        << ", its bake and display skipped (--shared-scenes)\n";
   if (options.bake) {
     out << "bake (" << defaults.paths << " paths, R = " << defaults.ldcResolution
         << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
     benchBake("cornell", cornell, defaults, out);
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
-    std::error_code missing;
-    if (!options.quick && fs::exists(options.sharedScenes / "conference" / "conference.obj", missing))
-      benchBake("conference", scene::loadScene(conference), defaults, out);
+    if (!options.quick && conferenceAvailable) benchBake("conference", scene::loadScene(conference), defaults, out);
   }
   if (options.display) benchDisplay(cornell, options.quick, out);
-  std::error_code ec;
-  if (options.display && !options.quick && fs::exists(options.sharedScenes / "conference" / "conference.obj", ec)) {
+  if (options.display && !options.quick && conferenceAvailable) {
     // The walkthrough's per-frame passes on a heavy mesh (what `ibrr view` draws, without the window).
     const scene::Scene conference = scene::loadScene(scene::builtinSceneFolder() / "conference.json");
     bake::BakeOptions small;
