@@ -51,7 +51,8 @@ void runBench(const BenchOptions& options) {
   if (!all && options.which != "store" && options.which != "rays" && options.which != "ibrr")
     throw ibrr::Error("unknown benchmark '" + options.which + "'; choose store, rays, ibrr or all");
   if (!options.json.empty() && !all && options.which != "store")
-    throw ibrr::Error("--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
+    throw ibrr::Error(
+        "--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
   if (!options.json.empty()) ibrr::checkWritableFolder(options.json);
   display::IbrrBenchOptions ibrr;
   if (all || options.which == "ibrr") {

@@ -68,23 +68,14 @@ Reconstruction reconstructOnCpu(const GBuffer& gbuffer, const LayeredDepthCube& 
 }
 
 namespace {
-// The layers as the shader reads them: the plane test touches only the planes (decoded once here, so the
-// GPU matches with the normals the CPU path decodes), and only the matched layer's radiosity is read.
-std::vector<glm::vec4> layerPlanes(const LayeredDepthCube& store) {
-  std::vector<glm::vec4> planes(std::max<std::size_t>(store.layers().size(), 1), glm::vec4(0.0f));
-  tbb::parallel_for(std::size_t(0), store.layers().size(), [&](std::size_t k) {
-    const PackedLayer& layer = store.layers()[k];
-    planes[k] = glm::vec4(octDecode(layer.normal), layer.d);
-  });
-  return planes;
-}
-std::vector<glm::vec4> layerRadiosity(const LayeredDepthCube& store) {
-  std::vector<glm::vec4> radiosity(std::max<std::size_t>(store.layers().size(), 1), glm::vec4(0.0f));
-  tbb::parallel_for(std::size_t(0), store.layers().size(), [&](std::size_t k) {
-    const PackedLayer& layer = store.layers()[k];
-    radiosity[k] = glm::vec4(layer.r, layer.g, layer.b, float(layer.count));
-  });
-  return radiosity;
+// One vec4 per layer, as the shader reads the layers (at least one element: zero-size buffer storage is
+// invalid).
+template <class ToVec4>
+std::vector<glm::vec4> perLayer(const LayeredDepthCube& store, ToVec4 toVec4) {
+  std::vector<glm::vec4> values(std::max<std::size_t>(store.layers().size(), 1), glm::vec4(0.0f));
+  tbb::parallel_for(std::size_t(0), store.layers().size(),
+                    [&](std::size_t k) { values[k] = toVec4(store.layers()[k]); });
+  return values;
 }
 gpu::Buffer vec4Buffer(const std::vector<glm::vec4>& values) {
   return gpu::Buffer(GLsizeiptr(values.size() * sizeof(glm::vec4)), values.data(), 0);
@@ -94,9 +85,14 @@ gpu::Buffer vec4Buffer(const std::vector<glm::vec4>& values) {
 GpuReconstructor::GpuReconstructor(const LayeredDepthCube& store)
     : m_store(store),
       m_offsets(GLsizeiptr(store.offsets().size_bytes()), store.offsets().data(), 0),
-      // An empty store still gets one-layer buffers: zero-size storage is invalid.
-      m_planes(vec4Buffer(layerPlanes(store))),
-      m_radiosity(vec4Buffer(layerRadiosity(store))),
+      // The plane test reads the planes alone, their normals decoded here so that the GPU matches with the
+      // normals the CPU path decodes; the radiosity is read only for the matched layer.
+      m_planes(vec4Buffer(perLayer(store, [](const PackedLayer& layer) {
+        return glm::vec4(octDecode(layer.normal), layer.d);
+      }))),
+      m_radiosity(vec4Buffer(perLayer(store, [](const PackedLayer& layer) {
+        return glm::vec4(layer.r, layer.g, layer.b, float(layer.count));
+      }))),
       m_program(gpu::loadProgram({"ibrr_reconstruct.comp"})) {}
 
 void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& options) {

@@ -496,7 +496,8 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
       ImGui::Text("store %s: %.1f MiB (%.1f MiB on the GPU), %llu VPLs, %llu layers", settings.storeName.c_str(),
                   double(storeStats.totalBytes) / (1024.0 * 1024.0),
                   double(renderer.uploadedStoreBytes()) / (1024.0 * 1024.0),
-                  static_cast<unsigned long long>(store.vplCount()), static_cast<unsigned long long>(storeStats.layerCount));
+                  static_cast<unsigned long long>(store.vplCount()),
+                  static_cast<unsigned long long>(storeStats.layerCount));
       const scene::Camera& camera = walker.camera();
       ImGui::Text("camera %s: eye (%.4g, %.4g, %.4g)", camera.name.c_str(), camera.eye.x, camera.eye.y, camera.eye.z);
       ImGui::Text("speed %.3g units/s (wheel; Shift ×%.0f)", walker.speed(), FirstPersonCamera::kRunFactor);
