@@ -164,7 +164,14 @@ TEST_CASE("ibrr view: bad input gives one line naming the file or flag and a non
                       {"DISPLAY=", "WAYLAND_DISPLAY="});
     INFO(result.err);
     CHECK(result.exitCode == 3);
-    CHECK_THAT(result.err, Contains("xvfb-run") && Contains("ibrr render"));
+    CHECK_THAT(result.err, Contains("xvfb-run") && Contains("ibrr render") && Contains("--offscreen"));
+  }
+  SECTION("--offscreen without --frames or --script: nothing would end the run") {
+    const test::CommandResult result =
+        test::runIbrr({"view", "cornell", "--store", tinyCornellStore("view_errors").string(), "--offscreen"});
+    INFO(result.err);
+    CHECK(result.exitCode == 1);
+    CHECK_THAT(lastLine(result.err), Contains("--offscreen") && Contains("--frames") && Contains("--script"));
   }
   SECTION("a script with an unknown method") {
     test::writeText(folder / "bad.json", R"({"screenshots": [{"frame": 0, "method": "radiosity"}]})");
@@ -178,30 +185,35 @@ TEST_CASE("ibrr view: bad input gives one line naming the file or flag and a non
 }
 
 // Hidden from the ordinary run (it needs a display): CTest runs it under xvfb-run.
-TEST_CASE("ibrr view: scripted screenshots under Xvfb equal ibrr render of the same camera", "[.view_window]") {
-  const std::string path = GENERATE(std::string("gpu"), std::string("cpu"));  // the IBRR reconstruction path
-  const fs::path folder = test::outputDir("view_scripted_" + path);
-  const std::string store = tinyCornellStore("view_scripted").string();
+namespace {
+
+// A scripted run's screenshots must equal `ibrr render` of the same camera, store, filter and
+// reconstruction path (`path`: gpu or cpu), in a window or (offscreen) in a framebuffer.
+void checkScriptedScreenshots(const std::string& path, bool offscreen) {
+  const std::string runName = std::string(offscreen ? "view_offscreen_" : "view_scripted_") + path;
+  const fs::path folder = test::outputDir(runName);
+  const std::string store = tinyCornellStore(offscreen ? "view_offscreen" : "view_scripted").string();
   test::writeText(folder / "script.json", R"({
     "keyframes": [ { "frame": 0, "camera": "cornell" },
                    { "frame": 2, "eye": [100, 300, -200], "target": [278, 200, 300], "fov": 60 } ],
     "screenshots": [ { "frame": 0, "name": "front" },
                      { "frame": 2, "name": "side", "filter": "box" },
                      { "frame": 3, "name": "side_albedo", "method": "albedo" } ] })");
-  const std::vector<std::string> view = {"view",
-                                         "cornell",
-                                         "--store",
-                                         store,
-                                         "--reconstruct",
-                                         path,
-                                         "--script",
-                                         (folder / "script.json").string(),
-                                         "--size",
-                                         "96x64",
-                                         "--screenshot-dir",
-                                         folder.string(),
-                                         "--timings",
-                                         (folder / "timings.csv").string()};
+  std::vector<std::string> view = {"view",
+                                   "cornell",
+                                   "--store",
+                                   store,
+                                   "--reconstruct",
+                                   path,
+                                   "--script",
+                                   (folder / "script.json").string(),
+                                   "--size",
+                                   "96x64",
+                                   "--screenshot-dir",
+                                   folder.string(),
+                                   "--timings",
+                                   (folder / "timings.csv").string()};
+  if (offscreen) view.push_back("--offscreen");
   const test::CommandResult run = test::runIbrr(view);
   INFO(run.out << run.err);
   REQUIRE(run.exitCode == 0);
@@ -230,7 +242,7 @@ TEST_CASE("ibrr view: scripted screenshots under Xvfb equal ibrr render of the s
     REQUIRE(fs::exists(folder / (expectation.name + ".png")));
     requireSameImage(display::readImage(folder / (expectation.name + ".exr")),
                      display::readImage(folder / (expectation.name + "_render.exr")), 1e-3f, folder,
-                     "view_" + path + "_" + expectation.name);
+                     runName + "_" + expectation.name);
   }
   // The timings CSV: a header, the column names and one row per frame.
   const std::string timings = test::readText(folder / "timings.csv");
@@ -244,7 +256,18 @@ TEST_CASE("ibrr view: scripted screenshots under Xvfb equal ibrr render of the s
   CHECK(fs::exists(folder / "front-1.png"));
   CHECK(fs::exists(folder / "front-1.exr"));
   requireSameImage(display::readImage(folder / "front-1.exr"), display::readImage(folder / "front.exr"), 0.0f, folder,
-                   "view_" + path + "_front_again");
+                   runName + "_front_again");
+}
+
+}  // namespace
+
+TEST_CASE("ibrr view: scripted screenshots under Xvfb equal ibrr render of the same camera", "[.view_window]") {
+  checkScriptedScreenshots(GENERATE(std::string("gpu"), std::string("cpu")), false);
+}
+
+// --offscreen needs no display: the same scripted run on a headless EGL context, in the main suite.
+TEST_CASE("ibrr view --offscreen: scripted screenshots equal ibrr render of the same camera", "[view]") {
+  checkScriptedScreenshots(GENERATE(std::string("gpu"), std::string("cpu")), true);
 }
 
 TEST_CASE("ibrr view without a store bakes one in the window, saves it and uses it next time", "[.view_window]") {

@@ -44,6 +44,7 @@ struct ViewOptions {
   std::string reference;
   std::string script;
   int frames = 0;
+  bool offscreen = false;
   std::string screenshotDir = ".";
   std::string timings;
   std::uint32_t kellerPaths = 256;
@@ -103,6 +104,7 @@ void runView(const ViewOptions& options) {
     settings.fixedRenderSize = true;
   }
   settings.frames = options.frames;
+  settings.offscreen = options.offscreen;
   settings.screenshotFolder = options.screenshotDir;
   settings.timingsPath = options.timings;
   settings.bake = options.bake;
@@ -225,6 +227,10 @@ void addViewCommand(CLI::App& app) {
                       "(light moves need --matrix)}; the run ends after its last frame");
   command->add_option("--frames", options->frames, "stop after N frames (0: when the window closes or the script ends)")
       ->capture_default_str();
+  command->add_flag("--offscreen", options->offscreen,
+                    "no window: draw every frame into an offscreen framebuffer of --size (default 1280x720) on a "
+                    "headless EGL context, the GPU's on a GPU server (xvfb-run would give the software renderer); no "
+                    "input, so give --script or --frames");
   command
       ->add_option("--screenshot-dir", options->screenshotDir,
                    "folder for screenshots (F12: ibrr-view-DATE-TIME.png + .exr, never overwriting)")
@@ -242,11 +248,13 @@ void addViewCommand(CLI::App& app) {
       "Keys: W A S D move, Q E down/up, Shift run, mouse wheel speed, right button + drag look;\n"
       "      Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera, + - exposure, H overlay,\n"
       "      F12 screenshot, Esc quit; with --matrix, arrows and PageUp/PageDown move light 0.\n"
-      "Without a display run it under a virtual X server (xvfb-run -a), or render headless with 'ibrr render'.\n"
+      "Without a display run it under a virtual X server (xvfb-run -a), script it with --offscreen, or render\n"
+      "headless with 'ibrr render'.\n"
       "Examples:\n  ibrr view cornell --store cornell.ibrr\n"
       "  ibrr view cornell                      # bakes cornell.ibrr in the window first\n"
       "  ibrr view scenes/conference.json --store conference.ibrr --method albedo --camera overview\n"
-      "  xvfb-run -a ibrr view cornell --store cornell.ibrr --script walk.json --size 1280x720 --timings t.csv");
+      "  xvfb-run -a ibrr view cornell --store cornell.ibrr --script walk.json --size 1280x720 --timings t.csv\n"
+      "  ibrr view cornell --store cornell.ibrr --offscreen --script walk.json --size 1280x720 --timings t.csv");
   command->callback([options] { runView(*options); });
 }
 

@@ -36,7 +36,8 @@ private:
 std::unique_ptr<WindowContext> createWindowContext(const std::string& title, int width, int height, bool visible) {
   if (!glfwInit())
     throw GpuUnavailable(
-        "no display for a window (is DISPLAY set?); run under 'xvfb-run -a' or use 'ibrr render' headless");
+        "no display for a window (is DISPLAY set?); run under 'xvfb-run -a', or headless: 'ibrr render', "
+        "or 'ibrr view --offscreen' with --script or --frames");
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 5);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);

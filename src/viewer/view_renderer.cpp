@@ -225,10 +225,10 @@ Presenter::Presenter()
     : m_program(gpu::loadProgram({"viewer_display.vert", "viewer_display.frag"})),
       m_vertexArray(gpu::VertexArray::create()) {}
 
-void Presenter::draw(GLuint texture, int textureWidth, int textureHeight, int windowWidth, int windowHeight,
-                     const display::ToneMapping& tone) {
+void Presenter::draw(GLuint target, GLuint texture, int textureWidth, int textureHeight, int windowWidth,
+                     int windowHeight, const display::ToneMapping& tone) {
   gpu::DebugGroup group("present");
-  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glBindFramebuffer(GL_FRAMEBUFFER, target);
   glViewport(0, 0, windowWidth, windowHeight);
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_SCISSOR_TEST);

@@ -124,7 +124,8 @@ private:
 class Presenter {
 public:
   Presenter();
-  void draw(GLuint texture, int textureWidth, int textureHeight, int windowWidth, int windowHeight,
+  // Draws into `target` (0: the window's framebuffer), windowWidth × windowHeight pixels.
+  void draw(GLuint target, GLuint texture, int textureWidth, int textureHeight, int windowWidth, int windowHeight,
             const display::ToneMapping& tone);
 
 private:

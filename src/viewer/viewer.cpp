@@ -61,39 +61,116 @@ void onKey(GLFWwindow* window, int key, int /*scancode*/, int action, int mods) 
 
 void onScroll(GLFWwindow* window, double /*dx*/, double dy) { eventsOf(window).wheelSteps += float(dy); }
 
-// Dear ImGui for the window's lifetime (the GLFW + OpenGL 3 backends, GLSL 4.50).
+// Where the frames go: a GLFW window (with its input), or for --offscreen a framebuffer of the
+// run's size on a headless EGL context, with no input: scripted runs and timings on a machine
+// without a display, such as a GPU server, where Xvfb would give Mesa's software renderer instead
+// of the GPU. The frame loop draws the same passes into either.
+class ViewSurface {
+public:
+  virtual ~ViewSurface() = default;
+  [[nodiscard]] virtual const gpu::ContextInfo& info() const = 0;
+  [[nodiscard]] virtual GLFWwindow* window() const = 0;  // nullptr offscreen: no input
+  virtual void pollEvents() = 0;
+  [[nodiscard]] virtual bool shouldClose() const = 0;
+  virtual void framebufferSize(int& width, int& height) const = 0;
+  [[nodiscard]] virtual GLuint framebuffer() const = 0;  // what present and the overlay draw into
+  virtual void endFrame() = 0;                           // swap the window's buffers, or finish the GL work
+};
+
+class WindowSurface final : public ViewSurface {
+public:
+  WindowSurface(const std::string& title, int width, int height, bool measured)
+      : m_context(gpu::createWindowContext(title, width, height, true)),
+        m_window(static_cast<GLFWwindow*>(m_context->nativeWindow())) {
+    glfwSwapInterval(measured ? 0 : 1);  // measured runs: no wait for vertical sync
+  }
+  const gpu::ContextInfo& info() const override { return m_context->info(); }
+  GLFWwindow* window() const override { return m_window; }
+  void pollEvents() override { glfwPollEvents(); }
+  bool shouldClose() const override { return m_context->shouldClose(); }
+  void framebufferSize(int& width, int& height) const override { glfwGetFramebufferSize(m_window, &width, &height); }
+  GLuint framebuffer() const override { return 0; }
+  void endFrame() override { m_context->swapBuffers(); }
+
+private:
+  std::unique_ptr<gpu::WindowContext> m_context;
+  GLFWwindow* m_window;
+};
+
+class OffscreenSurface final : public ViewSurface {
+public:
+  OffscreenSurface(int width, int height)
+      : m_context(gpu::createHeadlessContext()), m_width(width), m_height(height),
+        m_colour(GL_RGBA8, width, height), m_framebuffer(gpu::Framebuffer::create()) {
+    glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, m_colour.id());
+    m_framebuffer.checkComplete("the viewer's offscreen framebuffer");
+  }
+  const gpu::ContextInfo& info() const override { return m_context->info(); }
+  GLFWwindow* window() const override { return nullptr; }
+  void pollEvents() override {}
+  bool shouldClose() const override { return false; }
+  void framebufferSize(int& width, int& height) const override {
+    width = m_width;
+    height = m_height;
+  }
+  GLuint framebuffer() const override { return m_framebuffer.id(); }
+  // A window's swap waits for the frame in flight; glFinish does the same, so that a frame's time
+  // counts its GPU work here too.
+  void endFrame() override { glFinish(); }
+
+private:
+  std::unique_ptr<gpu::Context> m_context;
+  int m_width, m_height;
+  gpu::Renderbuffer m_colour;
+  gpu::Framebuffer m_framebuffer;
+};
+
+// Dear ImGui for the surface's lifetime: the OpenGL 3 backend (GLSL 4.50), and for a window the
+// GLFW backend for input, size and time; offscreen the size and time are set here.
 class ImGuiSession {
 public:
-  explicit ImGuiSession(GLFWwindow* window) {
+  explicit ImGuiSession(GLFWwindow* window) : m_window(window) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;  // no imgui.ini left in the working folder
     ImGui::StyleColorsDark();
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    if (m_window) ImGui_ImplGlfw_InitForOpenGL(m_window, true);
     if (!ImGui_ImplOpenGL3_Init("#version 450 core")) {
-      ImGui_ImplGlfw_Shutdown();
+      if (m_window) ImGui_ImplGlfw_Shutdown();
       ImGui::DestroyContext();
       throw gpu::GpuUnavailable("Dear ImGui's OpenGL 3 backend could not start on this context");
     }
   }
   ~ImGuiSession() {
     ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
+    if (m_window) ImGui_ImplGlfw_Shutdown();
     ImGui::DestroyContext();
   }
   ImGuiSession(const ImGuiSession&) = delete;
   ImGuiSession& operator=(const ImGuiSession&) = delete;
 
-  static void beginFrame() {
+  // width, height: the surface's framebuffer, pixels (the GLFW backend reads the window's itself).
+  void beginFrame(int width, int height) {
     ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
+    if (m_window) {
+      ImGui_ImplGlfw_NewFrame();
+    } else {
+      ImGuiIO& io = ImGui::GetIO();
+      io.DisplaySize = ImVec2(float(width), float(height));
+      io.DeltaTime = float(std::max(m_sinceFrame.seconds(), 1e-4));  // ImGui needs a positive step
+      m_sinceFrame.restart();
+    }
     ImGui::NewFrame();
   }
-  // Draws the overlay into the default framebuffer (the backend saves and restores GL state).
+  // Draws the overlay into the bound framebuffer (the backend saves and restores GL state).
   static void endFrame() {
     ImGui::Render();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   }
+
+private:
+  GLFWwindow* m_window;  // nullptr offscreen
+  Stopwatch m_sinceFrame;
 };
 
 // One frame's record for the overlay, the timings CSV and the summary.
@@ -113,11 +190,11 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-// Bakes the store in the window: ImGui progress bar (and the usual progress on stderr), closing
+// Bakes the store on the surface: ImGui progress bar (and the usual progress on stderr), closing
 // the window or Ctrl-C stops it with nothing written. The store is saved for the next run.
-LayeredDepthCube bakeInWindow(const scene::Scene& scene, const ViewerSettings& settings, gpu::WindowContext& window) {
+LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& settings, ViewSurface& surface,
+                              ImGuiSession& imgui) {
   ScopedInterruptHandler onCtrlC;
-  auto* glfwWindow = static_cast<GLFWwindow*>(window.nativeWindow());
   info("no store given: baking " + scene.sourcePath.filename().string() + " (" + std::to_string(settings.bake.paths) +
        " light paths, R = " + std::to_string(settings.bake.ldcResolution) + "); it will be saved to " +
        settings.bakeOutput.string());
@@ -130,15 +207,15 @@ LayeredDepthCube bakeInWindow(const scene::Scene& scene, const ViewerSettings& s
     if (drawn && sinceDraw.seconds() < 0.1 && done != total) return;  // ≤ 10 redraws per second
     drawn = true;
     sinceDraw.restart();
-    glfwPollEvents();
-    if (window.shouldClose()) setInterruptRequested(true);  // the bake stops at its next check
+    surface.pollEvents();
+    if (surface.shouldClose()) setInterruptRequested(true);  // the bake stops at its next check
     int width = 0, height = 0;
-    glfwGetFramebufferSize(glfwWindow, &width, &height);
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    surface.framebufferSize(width, height);
+    glBindFramebuffer(GL_FRAMEBUFFER, surface.framebuffer());
     glViewport(0, 0, width, height);
     glClearColor(0.08f, 0.08f, 0.08f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
-    ImGuiSession::beginFrame();
+    imgui.beginFrame(width, height);
     ImGui::SetNextWindowPos(ImVec2(0.5f * float(width), 0.5f * float(height)), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(std::min(520.0f, float(width) - 20.0f), 0.0f), ImGuiCond_Always);
     ImGui::Begin("Baking the IBRR store", nullptr,
@@ -159,7 +236,7 @@ LayeredDepthCube bakeInWindow(const scene::Scene& scene, const ViewerSettings& s
         settings.bakeOutput.string().c_str());
     ImGui::End();
     ImGuiSession::endFrame();
-    window.swapBuffers();
+    surface.endFrame();
   });
   if (progress) progress->finish();
   saveStore(result.store, settings.bakeOutput);  // temporary name, then rename
@@ -230,20 +307,27 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
                     lightmap::describeMatrixLights(matrixLights));
     }
 
-  auto window = gpu::createWindowContext("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
-                                         settings.height, true);
-  auto* glfwWindow = static_cast<GLFWwindow*>(window->nativeWindow());
   const bool scripted = settings.script.has_value();
-  glfwSwapInterval(scripted || settings.frames > 0 ? 0 : 1);  // measured runs: no wait for vertical sync
+  if (settings.offscreen && !scripted && settings.frames <= 0)
+    throw Error("--offscreen has no window to close: give --frames N or --script FILE to say when the run ends");
+  std::unique_ptr<ViewSurface> surface;
+  if (settings.offscreen)
+    surface = std::make_unique<OffscreenSurface>(settings.width, settings.height);
+  else
+    surface = std::make_unique<WindowSurface>("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
+                                              settings.height, scripted || settings.frames > 0);
+  GLFWwindow* const glfwWindow = surface->window();  // nullptr offscreen: no input
   InputEvents events;
-  glfwSetWindowUserPointer(glfwWindow, &events);
-  glfwSetKeyCallback(glfwWindow, onKey);
-  glfwSetScrollCallback(glfwWindow, onScroll);
-  const ImGuiSession imgui(glfwWindow);
-  info("window: " + window->info().summary());
+  if (glfwWindow) {
+    glfwSetWindowUserPointer(glfwWindow, &events);
+    glfwSetKeyCallback(glfwWindow, onKey);
+    glfwSetScrollCallback(glfwWindow, onScroll);
+  }
+  ImGuiSession imgui(glfwWindow);
+  info((settings.offscreen ? "offscreen: " : "window: ") + surface->info().summary());
   bool cpuReconstruction = settings.reconstruct == "cpu";
 
-  if (!settings.store) settings.store = bakeInWindow(scene, settings, *window);
+  if (!settings.store) settings.store = bakeInViewer(scene, settings, *surface, imgui);
   const LayeredDepthCube& store = *settings.store;
   const StoreStats storeStats = store.stats();
 
@@ -322,8 +406,8 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     frameClock.restart();
     events.keys.clear();
     events.wheelSteps = 0.0f;
-    glfwPollEvents();
-    if (window->shouldClose()) break;
+    surface->pollEvents();
+    if (surface->shouldClose()) break;
     const ImGuiIO& io = ImGui::GetIO();
     const float seconds = std::min(io.DeltaTime, 0.25f);  // movement per frame, bounded after a stall
 
@@ -369,7 +453,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
           if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(modes, shot.method) - modes.data()));
           if (!shot.filter.empty()) settings.reconstruction.filter = filterNamed(shot.filter);
         }
-    } else {
+    } else if (glfwWindow) {
       if (!io.WantCaptureMouse && events.wheelSteps != 0.0f) walker.scaleSpeed(events.wheelSteps);
       double cursorX = 0.0, cursorY = 0.0;
       glfwGetCursorPos(glfwWindow, &cursorX, &cursorY);
@@ -391,7 +475,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
 
     // The view.
     int windowWidth = 0, windowHeight = 0;
-    glfwGetFramebufferSize(glfwWindow, &windowWidth, &windowHeight);
+    surface->framebufferSize(windowWidth, windowHeight);
     if (!settings.fixedRenderSize) {
       renderWidth = windowWidth;
       renderHeight = windowHeight;
@@ -415,8 +499,9 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     const Stopwatch presentClock;
     display::ToneMapping tone = settings.tone;
     if (modes[modeIndex].kind == ModeKind::ReferenceError) tone = {};
-    presenter.draw(renderer.texture(), renderer.width(), renderer.height(), windowWidth, windowHeight, tone);
-    ImGuiSession::beginFrame();
+    presenter.draw(surface->framebuffer(), renderer.texture(), renderer.width(), renderer.height(), windowWidth,
+                   windowHeight, tone);
+    imgui.beginFrame(windowWidth, windowHeight);
     bool menuScreenshot = false;
     if (showOverlay) {
       if (ImGui::BeginMainMenuBar()) {
@@ -454,7 +539,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
                   typicalFrame, frameMs.size());
       ImGui::Text("G-buffer %.1f ms, reconstruction %.1f ms (%.0f%%)", median(gbufferMs), median(reconstructionMs),
                   typicalFrame > 0 ? 100.0 * median(reconstructionMs) / typicalFrame : 0.0);
-      ImGui::Text("%dx%d on %s", renderer.width(), renderer.height(), window->info().renderer.c_str());
+      ImGui::Text("%dx%d on %s", renderer.width(), renderer.height(), surface->info().renderer.c_str());
       ImGui::Separator();
       const DisplayMode& mode = modes[modeIndex];
       if (ImGui::BeginCombo("method (Tab)", mode.name.c_str())) {
@@ -526,7 +611,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
       saveView(timestampedScreenshotName());
       screenshotRequested = false;
     }
-    window->swapBuffers();
+    surface->endFrame();
     record.presentMs = presentClock.milliseconds();
     record.frameMs = frameClock.milliseconds();
     records.push_back(record);
@@ -535,9 +620,9 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     if (quit) break;
   }
 
-  printSummary(records, renderWidth, renderHeight, window->info().renderer);
+  printSummary(records, renderWidth, renderHeight, surface->info().renderer);
   if (!settings.timingsPath.empty()) {
-    writeTimings(settings.timingsPath, records, renderWidth, renderHeight, window->info().renderer);
+    writeTimings(settings.timingsPath, records, renderWidth, renderHeight, surface->info().renderer);
     std::printf("wrote %s (%zu frames)\n", settings.timingsPath.string().c_str(), records.size());
   }
 }

@@ -43,6 +43,9 @@ struct ViewerSettings {
   display::ToneMapping tone;
   display::RenderSettings tableSettings;  // for the table's methods (Keller's light paths)
 
+  // No window: draw into a framebuffer of width × height on a headless EGL context (a GPU server,
+  // CI without Xvfb). There is no input, so the run needs `script` or `frames` to end.
+  bool offscreen = false;
   std::optional<ViewScript> script;
   int frames = 0;  // stop after this many frames (0: when the window closes, or the script ends)
   std::filesystem::path screenshotFolder = ".";
