@@ -1,7 +1,7 @@
 // `ibrr view SCENE [--store FILE]`: walk through a scene in a window (GLFW, OpenGL 4.5 core) with
 // the IBRR store's precomputed global illumination; the other display methods of `ibrr render`
-// on keys; screenshots; an in-window bake when there is no store; scripted runs under xvfb-run;
-// a form-factor matrix relit in the window as the arrow keys move its light (--matrix).
+// on keys; screenshots; an in-window bake when there is no store; scripted runs under xvfb-run or
+// --offscreen; a form-factor matrix relit in the window as the arrow keys move its light (--matrix).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "display/image.hpp"
@@ -223,7 +223,8 @@ void addViewCommand(CLI::App& app) {
                       "JSON of camera keyframes and screenshots at frames, for tests and demos: {\"keyframes\": "
                       "[{\"frame\": 0, \"camera\": \"cornell\"}, {\"frame\": 99, \"eye\": [x,y,z], \"target\": "
                       "[x,y,z], \"fov\": 40}], \"screenshots\": [{\"frame\": 0, \"name\": \"front\", \"method\": "
-                      "\"ibrr\", \"filter\": \"box\"}], \"lights\": [{\"frame\": 1, \"light\": 0, \"offset\": [50, 0, 0]}] "
+                      "\"ibrr\", \"filter\": \"box\"}], \"lights\": [{\"frame\": 1, \"light\": 0, "
+                      "\"offset\": [50, 0, 0]}] "
                       "(light moves need --matrix)}; the run ends after its last frame");
   command->add_option("--frames", options->frames, "stop after N frames (0: when the window closes or the script ends)")
       ->capture_default_str();

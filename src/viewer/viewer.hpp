@@ -5,7 +5,8 @@
 // Keller, the G-buffer views, the error against a reference), a Dear ImGui overlay with the frame
 // time split, screenshots (F12) as PNG + EXR, an in-window bake when there is no store yet,
 // scripted runs (camera keyframes, screenshots at frames, light moves, a frame count) for tests
-// under Xvfb, and a form-factor matrix relit in the window as its lights move (arrow keys).
+// under Xvfb or offscreen on a headless context, and a form-factor matrix relit in the window as its
+// lights move (arrow keys).
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
@@ -65,8 +66,9 @@ struct ViewerSettings {
   std::string referenceCamera;  // the reference's camera from its STEM.json ("" = unknown)
 };
 
-// Opens the window and runs until it closes, Esc, or the frame count / script ends. Throws
-// gpu::GpuUnavailable (no display: use xvfb-run or `ibrr render`), ibrr::Error for bad input.
+// Opens the window (or the offscreen surface) and runs until it closes, Esc, or the frame count /
+// script ends. Throws gpu::GpuUnavailable (no display: use xvfb-run, --offscreen or `ibrr render`),
+// ibrr::Error for bad input (such as --offscreen with neither a script nor a frame count).
 void runViewer(const scene::Scene& scene, ViewerSettings settings);
 
 }  // namespace ibrr::viewer
