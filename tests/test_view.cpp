@@ -9,6 +9,7 @@
 #include "viewer/view_script.hpp"
 
 #include <catch2/catch.hpp>
+#include <stb_image.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,6 +43,12 @@ void requireSameImage(const display::Image& actual, const display::Image& expect
   const test::ImageComparison comparison = test::compareImages(actual, expected, relative * largest, 0.0, folder, name);
   INFO(name << ": " << comparison.report);
   CHECK(comparison.passed);
+}
+
+std::pair<int, int> pngSize(const fs::path& path) {
+  int width = 0, height = 0, channels = 0;
+  REQUIRE(stbi_info(path.c_str(), &width, &height, &channels) == 1);
+  return {width, height};
 }
 
 std::string lastLine(const std::string& text) {
@@ -98,6 +105,16 @@ TEST_CASE("view scripts: keyframes are exact at their frames and linear between"
   SECTION("keyframes out of order are refused") {
     test::writeText(folder / "order.json", R"({"keyframes": [{"frame": 5}, {"frame": 5}]})");
     CHECK_THROWS_WITH(viewer::loadViewScript(folder / "order.json", scene), Contains("keyframes[1].frame"));
+  }
+  SECTION("a window screenshot is a flag: true or false") {
+    test::writeText(folder / "window.json", R"({"screenshots": [{"frame": 0, "window": true}, {"frame": 1}]})");
+    const viewer::ViewScript shots = viewer::loadViewScript(folder / "window.json", scene);
+    REQUIRE(shots.screenshots.size() == 2);
+    CHECK(shots.screenshots[0].window);
+    CHECK_FALSE(shots.screenshots[1].window);
+    test::writeText(folder / "window_bad.json", R"({"screenshots": [{"frame": 0, "window": "yes"}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "window_bad.json", scene),
+                      Contains("window_bad.json") && Contains("screenshots[0].window"));
   }
 }
 
@@ -198,7 +215,8 @@ void checkScriptedScreenshots(const std::string& path, bool offscreen) {
                    { "frame": 2, "eye": [100, 300, -200], "target": [278, 200, 300], "fov": 60 } ],
     "screenshots": [ { "frame": 0, "name": "front" },
                      { "frame": 2, "name": "side", "filter": "box" },
-                     { "frame": 3, "name": "side_albedo", "method": "albedo" } ] })");
+                     { "frame": 3, "name": "side_albedo", "method": "albedo" },
+                     { "frame": 3, "name": "window", "window": true } ] })");
   std::vector<std::string> view = {"view",
                                    "cornell",
                                    "--store",
@@ -244,6 +262,9 @@ void checkScriptedScreenshots(const std::string& path, bool offscreen) {
                      display::readImage(folder / (expectation.name + "_render.exr")), 1e-3f, folder,
                      runName + "_" + expectation.name);
   }
+  // The window as shown (read back before the swap, or from the offscreen framebuffer): a PNG only.
+  CHECK(pngSize(folder / "window.png") == std::make_pair(96, 64));
+  CHECK_FALSE(fs::exists(folder / "window.exr"));
   // The timings CSV: a header, the column names and one row per frame.
   const std::string timings = test::readText(folder / "timings.csv");
   CHECK(std::count(timings.begin(), timings.end(), '\n') == 2 + 4);
@@ -310,6 +331,56 @@ TEST_CASE("ibrr view shows each --lightmap as a method, as ibrr render draws it"
   REQUIRE(render.exitCode == 0);
   requireSameImage(display::readImage(folder / "lightmap.exr"), display::readImage(folder / "lightmap_render.exr"),
                    1e-3f, folder, "view_lightmap");
+}
+
+namespace {
+
+// A region of an 8-bit PNG as an image of values in [0, 1] (the display values, not radiance).
+display::Image pngRegion(const fs::path& path, int x0, int y0, int width, int height) {
+  int fileWidth = 0, fileHeight = 0, channels = 0;
+  unsigned char* pixels = stbi_load(path.c_str(), &fileWidth, &fileHeight, &channels, 3);
+  REQUIRE(pixels != nullptr);
+  display::Image region(width, height);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < 3; ++c)
+        region.at(x, y)[c] = float(pixels[(std::size_t(y0 + y) * std::size_t(fileWidth) + std::size_t(x0 + x)) * 3 +
+                                          std::size_t(c)]) /
+                             255.0f;
+  stbi_image_free(pixels);
+  return region;
+}
+
+}  // namespace
+
+// A "window" screenshot is the framebuffer as shown: the view tone-mapped by the present pass
+// (which must equal the PNG writer's tone mapping) with the ImGui overlay drawn over it.
+TEST_CASE("ibrr view --offscreen: a window screenshot is the view's PNG with the overlay over it", "[view]") {
+  const fs::path folder = test::outputDir("view_window_shot");
+  const std::string store = tinyCornellStore("view_window_shot").string();
+  test::writeText(folder / "script.json", R"({
+    "keyframes": [ { "frame": 0, "camera": "cornell" } ],
+    "screenshots": [ { "frame": 1, "name": "view" }, { "frame": 1, "name": "ui", "window": true } ] })");
+  const test::CommandResult run =
+      test::runIbrr({"view", "cornell", "--store", store, "--offscreen", "--script", (folder / "script.json").string(),
+                     "--size", "1280x720", "--screenshot-dir", folder.string()});
+  INFO(run.out << run.err);
+  REQUIRE(run.exitCode == 0);
+  CHECK_FALSE(fs::exists(folder / "ui.exr"));  // display values only
+  REQUIRE(pngSize(folder / "ui.png") == std::make_pair(1280, 720));
+  REQUIRE(pngSize(folder / "view.png") == std::make_pair(1280, 720));
+  // The bottom-right corner lies clear of the menu bar and the panel (top left): the same bytes as
+  // the view's PNG, up to one level of rounding between the shader's and the CPU's sRGB encoding.
+  const test::ImageComparison corner =
+      test::compareImages(pngRegion(folder / "ui.png", 960, 540, 320, 180),
+                          pngRegion(folder / "view.png", 960, 540, 320, 180), 1.01f / 255.0f, 0.0, folder, "corner");
+  INFO(corner.report);
+  CHECK(corner.passed);
+  // The top left holds the overlay: most of it differs from the view.
+  const test::ImageComparison overlay =
+      test::compareImages(pngRegion(folder / "ui.png", 0, 0, 200, 100), pngRegion(folder / "view.png", 0, 0, 200, 100),
+                          1.01f / 255.0f, 1.0, folder, "overlay");
+  CHECK(overlay.mismatchFraction > 0.5);
 }
 
 TEST_CASE("ibrr view: a script's light moves need --matrix and a light it has", "[view][cli]") {

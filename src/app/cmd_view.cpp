@@ -234,7 +234,8 @@ void addViewCommand(CLI::App& app) {
                     "input, so give --script or --frames");
   command
       ->add_option("--screenshot-dir", options->screenshotDir,
-                   "folder for screenshots (F12: ibrr-view-DATE-TIME.png + .exr, never overwriting)")
+                   "folder for screenshots (F12: ibrr-view-DATE-TIME.png + .exr; Shift+F12: the window with its "
+                   "overlay, .png; never overwriting)")
       ->capture_default_str();
   command->add_option("--timings", options->timings,
                       "write per-frame times to this CSV (frame, method, frame/G-buffer/reconstruction/present ms)");
@@ -248,7 +249,8 @@ void addViewCommand(CLI::App& app) {
   command->footer(
       "Keys: W A S D move, Q E down/up, Shift run, mouse wheel speed, right button + drag look;\n"
       "      Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera, + - exposure, H overlay,\n"
-      "      F12 screenshot, Esc quit; with --matrix, arrows and PageUp/PageDown move light 0.\n"
+      "      F12 screenshot (Shift+F12 the window with its overlay), Esc quit; with --matrix, arrows and\n"
+      "      PageUp/PageDown move light 0.\n"
       "Without a display run it under a virtual X server (xvfb-run -a), script it with --offscreen, or render\n"
       "headless with 'ibrr render'.\n"
       "Examples:\n  ibrr view cornell --store cornell.ibrr\n"

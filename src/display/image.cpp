@@ -48,12 +48,16 @@ std::uint8_t toneMapChannel(float linear, const ToneMapping& tone) {
 
 namespace {
 
+void writeRgb8Png(const std::vector<std::uint8_t>& rgb, int width, int height, const fs::path& path) {
+  if (!stbi_write_png(path.c_str(), width, height, 3, rgb.data(), width * 3))
+    throw Error(path.string() + ": cannot write the PNG (disk full or not writable?)");
+}
+
 void writePng(const Image& image, const fs::path& path, const ToneMapping& tone) {
   std::vector<std::uint8_t> bytes(image.pixels.size() * 3);
   for (std::size_t i = 0; i < image.pixels.size(); ++i)
     for (int c = 0; c < 3; ++c) bytes[i * 3 + c] = toneMapChannel(image.pixels[i][c], tone);
-  if (!stbi_write_png(path.c_str(), image.width, image.height, 3, bytes.data(), image.width * 3))
-    throw Error(path.string() + ": cannot write the PNG (disk full or not writable?)");
+  writeRgb8Png(bytes, image.width, image.height, path);
 }
 
 void writeExr(const Image& image, const fs::path& path) {
@@ -157,6 +161,13 @@ Image downsample(const Image& image, int factor) {
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < image.width; ++x) result.at(x / factor, y / factor) += weight * image.at(x, y);
   return result;
+}
+
+void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const fs::path& path) {
+  if (imageFormatFor(path) != ImageFormat::Png) throw Error(path.string() + ": display pixels are written as .png only");
+  if (width <= 0 || height <= 0 || rgb.size() != std::size_t(width) * std::size_t(height) * 3)
+    throw Error(path.string() + ": internal error: the pixels to write are empty or inconsistent");
+  writeFileAtomically(path, [&](const fs::path& temporary) { writeRgb8Png(rgb, width, height, temporary); });
 }
 
 Image readImage(const fs::path& path) {

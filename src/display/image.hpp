@@ -45,6 +45,10 @@ void checkOutputPath(const std::filesystem::path& path);
 // over the target only when complete, so a failure never leaves a partial or clobbered file.
 void writeImage(const Image& image, const std::filesystem::path& path, const ToneMapping& tone = {});
 
+// Writes 8-bit RGB pixels that are already display values (rows top to bottom, 3 bytes a pixel),
+// such as a window's framebuffer, as a PNG; atomically, as writeImage.
+void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const std::filesystem::path& path);
+
 // Reads a linear image (.exr or .pfm). Throws ibrr::Error naming the file on failure.
 Image readImage(const std::filesystem::path& path);
 

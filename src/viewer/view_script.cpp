@@ -141,7 +141,7 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
     for (std::size_t i = 0; i < shots.size(); ++i) {
       const std::string where = "screenshots[" + std::to_string(i) + "]";
       const json& entry = shots[i];
-      reader.refuseUnknownKeys(entry, where, {"frame", "name", "method", "filter"});
+      reader.refuseUnknownKeys(entry, where, {"frame", "name", "method", "filter", "window"});
       ScriptScreenshot shot;
       shot.frame = reader.frame(entry, where);
       if (entry.contains("name")) {
@@ -154,6 +154,10 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
         shot.filter = reader.text(entry["filter"], where + ".filter");
         if (shot.filter != "none" && shot.filter != "box" && shot.filter != "bilinear")
           reader.fail(where + ".filter", "choose none, box or bilinear");
+      }
+      if (entry.contains("window")) {
+        if (!entry["window"].is_boolean()) reader.fail(where + ".window", "expected true or false");
+        shot.window = entry["window"].get<bool>();
       }
       script.screenshots.push_back(std::move(shot));
     }

@@ -5,7 +5,8 @@
 //   { "keyframes":   [ { "frame": 0, "camera": "cornell" },
 //                      { "frame": 199, "eye": [100, 300, -200], "target": [278, 200, 300], "fov": 60 } ],
 //     "screenshots": [ { "frame": 0, "name": "front" },
-//                      { "frame": 50, "name": "walk", "method": "albedo", "filter": "box" } ],
+//                      { "frame": 50, "name": "walk", "method": "albedo", "filter": "box" },
+//                      { "frame": 60, "name": "ui", "window": true } ],
 //     "lights":      [ { "frame": 10, "light": 0, "offset": [50, 0, 0] } ] }
 //
 // A keyframe starts from the named camera (else the previous keyframe's, else the scene's first)
@@ -15,6 +16,8 @@
 // matches `ibrr render` of the same camera. A "lights" entry sets a light's translation (scene
 // units, from its baked place) from its frame on, as the arrow keys do: with --matrix FILE the
 // lightmap is relit before that frame is drawn (`ibrr render --matrix FILE --move-light L:X,Y,Z`).
+// A screenshot with "window": true saves what the window shows, overlay included, as NAME.png
+// only (display values, no radiance to put in an EXR).
 #include "scene/scene.hpp"
 
 #include <filesystem>
@@ -34,6 +37,7 @@ struct ScriptScreenshot {
   std::string name;    // file stem: NAME.png and NAME.exr (NAME-1, NAME-2, ... if taken)
   std::string method;  // display method to switch to first ("" = keep the current one)
   std::string filter;  // IBRR filter to switch to first: none, box, bilinear ("" = keep)
+  bool window = false;  // the window as shown (overlay included) as NAME.png, instead of the view's PNG + EXR
 };
 
 struct ScriptLightMove {

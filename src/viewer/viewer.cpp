@@ -1,6 +1,7 @@
 #include "viewer/viewer.hpp"
 
 #include "gpu/context.hpp"
+#include "gpu/debug.hpp"
 #include "gpu/gl.hpp"
 #include "ibrr/store_file.hpp"
 #include "util/atomic_file.hpp"
@@ -124,6 +125,24 @@ private:
   gpu::Renderbuffer m_colour;
   gpu::Framebuffer m_framebuffer;
 };
+
+// What the surface shows now (before the window's swap): 8-bit RGB, rows top to bottom.
+std::vector<std::uint8_t> readSurfacePixels(const ViewSurface& surface, int& width, int& height) {
+  surface.framebufferSize(width, height);
+  std::vector<std::uint8_t> bottomUp(std::size_t(std::max(width, 0)) * std::size_t(std::max(height, 0)) * 3);
+  if (bottomUp.empty()) return bottomUp;
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, surface.framebuffer());
+  glReadBuffer(surface.framebuffer() == 0 ? GL_BACK : GL_COLOR_ATTACHMENT0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, bottomUp.data());
+  gpu::checkGlError("reading the viewer's window back");
+  const std::size_t row = std::size_t(width) * 3;
+  std::vector<std::uint8_t> topDown(bottomUp.size());
+  for (int y = 0; y < height; ++y)
+    std::copy_n(bottomUp.begin() + std::ptrdiff_t(std::size_t(height - 1 - y) * row), row,
+                topDown.begin() + std::ptrdiff_t(std::size_t(y) * row));
+  return topDown;
+}
 
 // Dear ImGui for the surface's lifetime: the OpenGL 3 backend (GLSL 4.50), and for a window the
 // GLFW backend for input, size and time; offscreen the size and time are set here.
@@ -371,6 +390,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
   std::deque<FrameRecord> recent;  // the overlay's window of the last frames
   bool showOverlay = true;
   bool screenshotRequested = false;
+  bool windowShotRequested = false;  // Shift+F12
   std::string lastSaved;
   double lastCursorX = 0.0, lastCursorY = 0.0;
   bool looking = false;
@@ -391,6 +411,17 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     if (index < 0 || index >= int(scene.cameras.size())) return;
     cameraIndex = index;
     walker.setCamera(scene.cameras[std::size_t(index)]);
+  };
+  // The window as shown, overlay included: a PNG of display values (nothing linear to put in an EXR).
+  auto saveWindow = [&](const std::string& base) {
+    int width = 0, height = 0;
+    const std::vector<std::uint8_t> pixels = readSurfacePixels(*surface, width, height);
+    if (pixels.empty()) return;
+    const std::filesystem::path png = unusedScreenshotStem(settings.screenshotFolder, base).string() + ".png";
+    display::writeDisplayPng(pixels, width, height, png);
+    lastSaved = png.filename().string();
+    std::printf("saved %s (%dx%d, the window with its overlay)\n", png.string().c_str(), width, height);
+    std::fflush(stdout);
   };
   auto saveView = [&](const std::string& base) {
     display::ToneMapping tone = settings.tone;
@@ -415,7 +446,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     bool quit = false;
     for (const InputEvents::Key& key : events.keys) {
       if (key.key == GLFW_KEY_ESCAPE) quit = true;
-      if (key.key == GLFW_KEY_F12) screenshotRequested = true;
+      if (key.key == GLFW_KEY_F12) ((key.mods & GLFW_MOD_SHIFT) ? windowShotRequested : screenshotRequested) = true;
       if (io.WantCaptureKeyboard) continue;
       if (key.key == GLFW_KEY_TAB) selectMode(modeIndex + ((key.mods & GLFW_MOD_SHIFT) ? modes.size() - 1 : 1));
       if (key.key == GLFW_KEY_F)
@@ -493,7 +524,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     }
     if (scripted)
       for (const ScriptScreenshot& shot : settings.script->screenshots)
-        if (shot.frame == frame) saveView(shot.name.empty() ? timestampedScreenshotName() : shot.name);
+        if (shot.frame == frame && !shot.window) saveView(shot.name.empty() ? timestampedScreenshotName() : shot.name);
 
     // Present and overlay.
     const Stopwatch presentClock;
@@ -503,10 +534,12 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
                    windowHeight, tone);
     imgui.beginFrame(windowWidth, windowHeight);
     bool menuScreenshot = false;
+    bool menuWindowShot = false;
     if (showOverlay) {
       if (ImGui::BeginMainMenuBar()) {
         if (ImGui::BeginMenu("File")) {
           menuScreenshot = ImGui::MenuItem("Save screenshot (PNG + EXR)", "F12");
+          menuWindowShot = ImGui::MenuItem("Save the window with this overlay (PNG)", "Shift+F12");
           if (ImGui::MenuItem("Quit", "Esc")) quit = true;
           ImGui::EndMenu();
         }
@@ -601,12 +634,19 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
             "W A S D move, Q E down/up, Shift run, wheel speed\n"
             "right mouse button (or left, off the panels) + drag: look\n"
             "Tab / Shift+Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera\n"
-            "+ - exposure, H hide this panel, F12 screenshot, Esc quit\n"
+            "+ - exposure, H hide this panel, F12 screenshot (Shift+F12 the window), Esc quit\n"
             "with --matrix: arrows move light 0 in x/z, PgUp/PgDn in y, Backspace back");
       }
       ImGui::End();
     }
     ImGuiSession::endFrame();
+    if (scripted)
+      for (const ScriptScreenshot& shot : settings.script->screenshots)
+        if (shot.frame == frame && shot.window) saveWindow(shot.name.empty() ? timestampedScreenshotName() : shot.name);
+    if (windowShotRequested || menuWindowShot) {
+      saveWindow(timestampedScreenshotName());
+      windowShotRequested = false;
+    }
     if (screenshotRequested || menuScreenshot) {
       saveView(timestampedScreenshotName());
       screenshotRequested = false;
