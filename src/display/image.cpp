@@ -164,7 +164,8 @@ Image downsample(const Image& image, int factor) {
 }
 
 void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const fs::path& path) {
-  if (imageFormatFor(path) != ImageFormat::Png) throw Error(path.string() + ": display pixels are written as .png only");
+  if (imageFormatFor(path) != ImageFormat::Png)
+    throw Error(path.string() + ": display pixels are written as .png only");
   if (width <= 0 || height <= 0 || rgb.size() != std::size_t(width) * std::size_t(height) * 3)
     throw Error(path.string() + ": internal error: the pixels to write are empty or inconsistent");
   writeFileAtomically(path, [&](const fs::path& temporary) { writeRgb8Png(rgb, width, height, temporary); });
