@@ -40,7 +40,7 @@ GBuffer::GBuffer(int width, int height)
   }
   glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, m_depth.id());
   glNamedFramebufferDrawBuffers(m_framebuffer.id(), 4, attachments);
-  m_framebuffer.checkComplete("G-buffer");
+  m_framebuffer.checkComplete("G-buffer", width, height);
 }
 
 void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera) {

@@ -55,10 +55,23 @@ Framebuffer Framebuffer::create() {
   return Framebuffer{id};
 }
 
-void Framebuffer::checkComplete(const char* what) const {
+void Framebuffer::checkComplete(const char* what, int width, int height) const {
   const GLenum status = glCheckNamedFramebufferStatus(id(), GL_FRAMEBUFFER);
-  if (status != GL_FRAMEBUFFER_COMPLETE)
-    throw Error(std::string("the ") + what + " framebuffer is incomplete (status " + std::to_string(status) + ")");
+  if (status == GL_FRAMEBUFFER_COMPLETE) return;
+  std::string name;
+  switch (status) {
+    case GL_FRAMEBUFFER_INCOMPLETE_ATTACHMENT: name = "GL_FRAMEBUFFER_INCOMPLETE_ATTACHMENT"; break;
+    case GL_FRAMEBUFFER_INCOMPLETE_MISSING_ATTACHMENT: name = "GL_FRAMEBUFFER_INCOMPLETE_MISSING_ATTACHMENT"; break;
+    case GL_FRAMEBUFFER_UNSUPPORTED: name = "GL_FRAMEBUFFER_UNSUPPORTED"; break;
+    default: name = "status " + std::to_string(status);
+  }
+  GLint maxTextureSize = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxTextureSize);
+  const std::string size =
+      width > 0 && height > 0 ? " of " + std::to_string(width) + "x" + std::to_string(height) + " pixels" : "";
+  throw Error(std::string("the ") + what + " framebuffer" + size + " is incomplete (" + name +
+              "); most often its images are larger than this GL allows (at most " + std::to_string(maxTextureSize) +
+              " pixels a side) or than its memory: use a smaller size");
 }
 
 VertexArray VertexArray::create() {

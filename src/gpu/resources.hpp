@@ -83,8 +83,10 @@ class Framebuffer : public GlObject<detail::deleteFramebuffer> {
 public:
   using GlObject::GlObject;
   static Framebuffer create();
-  // Throws ibrr::Error naming `what` when the framebuffer is incomplete.
-  void checkComplete(const char* what) const;
+  // Throws ibrr::Error naming `what`, the status and (when given) the images' size in pixels when the
+  // framebuffer is incomplete, with the GL's largest image size: the usual cause is a size too large
+  // for the GL or its memory.
+  void checkComplete(const char* what, int width = 0, int height = 0) const;
 };
 
 class VertexArray : public GlObject<detail::deleteVertexArray> {

@@ -231,7 +231,7 @@ LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, i
   const gpu::Framebuffer framebuffer = gpu::Framebuffer::create();
   glNamedFramebufferTexture(framebuffer.id(), GL_COLOR_ATTACHMENT0, colour.id(), 0);
   glNamedFramebufferRenderbuffer(framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depth.id());
-  framebuffer.checkComplete("lightmap display target");
+  framebuffer.checkComplete("lightmap display target", width, height);
   glBindFramebuffer(GL_FRAMEBUFFER, framebuffer.id());
   glViewport(0, 0, width, height);
   glEnable(GL_DEPTH_TEST);

@@ -57,7 +57,7 @@ std::vector<std::uint32_t> rasterizeTriangleIds(const LightmapAtlas& atlas) {
   const gpu::Framebuffer framebuffer = gpu::Framebuffer::create();
   glNamedFramebufferTexture(framebuffer.id(), GL_COLOR_ATTACHMENT0, target.id(), 0);
   glNamedFramebufferRenderbuffer(framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depth.id());
-  framebuffer.checkComplete("lightmap patch target");
+  framebuffer.checkComplete("lightmap patch target", atlas.width, atlas.height);
   const LightmapMesh mesh(atlas);
   std::vector<float> triangleDepth(std::max<std::size_t>(atlas.triangleCount(), 1), 0.0f);
   for (std::size_t t = 0; t < atlas.triangleCount(); ++t)

@@ -104,7 +104,7 @@ public:
       : m_context(gpu::createHeadlessContext()), m_width(width), m_height(height),
         m_colour(GL_RGBA8, width, height), m_framebuffer(gpu::Framebuffer::create()) {
     glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, m_colour.id());
-    m_framebuffer.checkComplete("the viewer's offscreen framebuffer");
+    m_framebuffer.checkComplete("viewer's offscreen", width, height);
   }
   const gpu::ContextInfo& info() const override { return m_context->info(); }
   GLFWwindow* window() const override { return nullptr; }
