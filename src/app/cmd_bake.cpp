@@ -154,6 +154,7 @@ struct LightmapBakeInputs {
   scene::Scene scene;
   std::unique_ptr<gpu::Context> context;
   Stopwatch total;  // from before the atlas
+  lightmap::AtlasOptions atlasOptions;
   lightmap::LightmapAtlas atlas;
   lightmap::PatchList patches;
   double atlasSeconds = 0.0;
@@ -170,6 +171,7 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
   info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +
        " triangles) on " + inputs.context->info().renderer);
   inputs.total.restart();
+  inputs.atlasOptions = atlasOptions;
   inputs.atlas = lightmap::buildAtlas(inputs.scene, atlasOptions);
   inputs.patches = lightmap::rasterizePatches(inputs.scene, inputs.atlas);
   inputs.atlasSeconds = inputs.total.seconds();
@@ -177,11 +179,19 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
   return inputs;
 }
 
+// Saves the solved lightmap (temporary name, then rename) with the atlas options it was solved on
+// (the loader rebuilds the atlas from them), and says so.
+void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output) {
+  solved.atlasOptions = inputs.atlasOptions;
+  lightmap::saveLightmap(solved, output);
+  std::printf("wrote %s\n", output.c_str());
+}
+
 // The summary's atlas line.
 void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels = "valid texels") {
-  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu %s (%.2f s)\n", inputs.atlas.width,
-              inputs.atlas.height, double(inputs.atlas.texelsPerUnit), std::size_t(inputs.atlas.chartCount),
-              inputs.validTexels, texels, inputs.atlasSeconds);
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu %s (%.2f s)\n",
+              inputs.atlas.width, inputs.atlas.height, double(inputs.atlas.texelsPerUnit),
+              std::size_t(inputs.atlas.chartCount), inputs.validTexels, texels, inputs.atlasSeconds);
 }
 
 void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
@@ -205,28 +215,19 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::validateGatherOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kGatherDefaultAtlasSize);
 
-  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "gathering", [&](const scene::Scene& loaded) {
-    lightmap::checkGatherScene(loaded);
-  });
-  const scene::Scene& scene = inputs.scene;
-  const lightmap::LightmapAtlas& atlas = inputs.atlas;
-  const lightmap::PatchList& patches = inputs.patches;
-  const Stopwatch& total = inputs.total;
-  const double atlasSeconds = inputs.atlasSeconds;
+  const LightmapBakeInputs inputs = prepareLightmapBake(
+      options, atlasOptions, "gathering", [&](const scene::Scene& loaded) { lightmap::checkGatherScene(loaded); });
   std::unique_ptr<Progress> progress;
   std::uint64_t reported = 0;
-  const lightmap::GatherResult result =
-      lightmap::solveGather(scene, atlas, patches, settings, {}, [&](std::uint64_t done, std::uint64_t planned) {
+  const lightmap::GatherResult result = lightmap::solveGather(
+      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t done, std::uint64_t planned) {
         if (!progress) progress = std::make_unique<Progress>("gather", planned, "hemicubes");
         progress->advance(done - reported);
         reported = done;
       });
   if (progress) progress->finish();
-  lightmap::Lightmap solved = result.lightmap;
-  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
-  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+  saveSolvedLightmap(inputs, result.lightmap, options.output);
 
-  std::printf("wrote %s\n", options.output.c_str());
   printAtlasSummary(inputs);
   std::printf(
       "hemicubes        %zu per iteration, H = %d for the first gather, h = %d after, %d per batch (layers)\n",
@@ -238,8 +239,8 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
     std::printf("%9d %4d %9.2f %9.2f %13.0f %17.5f   %.5g %.5g %.5g\n", it.iteration, it.hemicubeResolution,
                 it.iterationSeconds, it.seconds, double(result.hemicubesPerIteration) / it.iterationSeconds,
                 it.maxRelativeChange, it.meanRadiance.x, it.meanRadiance.y, it.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", total.seconds(), atlasSeconds,
-              result.seconds);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", inputs.total.seconds(),
+              inputs.atlasSeconds, result.seconds);
 }
 
 void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& options) {
@@ -253,24 +254,16 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   lightmap::validateProgressiveOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kProgressiveDefaultAtlasSize);
 
-  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "progressive refinement of", [&](const scene::Scene& loaded) {
-    lightmap::checkProgressiveScene(loaded);
-  });
-  const scene::Scene& scene = inputs.scene;
-  const lightmap::LightmapAtlas& atlas = inputs.atlas;
-  const lightmap::PatchList& patches = inputs.patches;
-  const Stopwatch& total = inputs.total;
-  const double atlasSeconds = inputs.atlasSeconds;
+  const LightmapBakeInputs inputs =
+      prepareLightmapBake(options, atlasOptions, "progressive refinement of",
+                          [&](const scene::Scene& loaded) { lightmap::checkProgressiveScene(loaded); });
   Progress progress("progressive", 0, "shots");
   const lightmap::ProgressiveResult result = lightmap::solveProgressive(
-      scene, atlas, patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
+      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
   progress.finish();
-  lightmap::Lightmap solved = result.lightmap;
-  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
-  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+  saveSolvedLightmap(inputs, result.lightmap, options.output);
 
   const lightmap::ProgressiveCheckpoint& end = result.checkpoints.back();
-  std::printf("wrote %s\n", options.output.c_str());
   printAtlasSummary(inputs);
   std::printf(
       "shooters         %zu (blocks of %d² texels, %d² on emitters); visibility: %zu triangles tessellated "
@@ -285,8 +278,8 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.1)),
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.01)));
   std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (shots %.2f s)\n", total.seconds(),
-              atlasSeconds, result.seconds, result.shootSeconds);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (shots %.2f s)\n",
+              inputs.total.seconds(), inputs.atlasSeconds, result.seconds, result.shootSeconds);
 }
 
 void runStochasticBake(const CLI::App& command, const BakeCommandOptions& options) {
@@ -298,7 +291,8 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   lightmap::StochasticOptions settings = options.stochastic;
   settings.hemisphereResolution =
       given(command, "--hemisphere") ? options.progressive.hemisphereResolution : settings.hemisphereResolution;
-  settings.maxEdgeFraction = given(command, "--max-edge") ? options.progressive.maxEdgeFraction : settings.maxEdgeFraction;
+  settings.maxEdgeFraction =
+      given(command, "--max-edge") ? options.progressive.maxEdgeFraction : settings.maxEdgeFraction;
   if (given(command, "--cluster")) settings.clusterTexels = options.progressive.clusterTexels;
   if (given(command, "--emitter-cluster")) settings.emitterClusterTexels = options.progressive.emitterClusterTexels;
   if (given(command, "--iterations")) {
@@ -319,25 +313,17 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
   lightmap::validateStochasticOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kStochasticDefaultAtlasSize);
 
-  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "stochastic iteration of", [&](const scene::Scene& loaded) {
-    lightmap::checkShootingScene(loaded, "stochastic iteration");
-  });
-  const scene::Scene& scene = inputs.scene;
-  const lightmap::LightmapAtlas& atlas = inputs.atlas;
-  const lightmap::PatchList& patches = inputs.patches;
-  const Stopwatch& total = inputs.total;
-  const double atlasSeconds = inputs.atlasSeconds;
+  const LightmapBakeInputs inputs = prepareLightmapBake(
+      options, atlasOptions, "stochastic iteration of",
+      [&](const scene::Scene& loaded) { lightmap::checkShootingScene(loaded, "stochastic iteration"); });
   Progress progress("stochastic", settings.iterations, "iterations");
   const lightmap::StochasticResult result = lightmap::solveStochastic(
-      scene, atlas, patches, settings, {}, [&](std::uint64_t) { progress.advance(1); });
+      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t) { progress.advance(1); });
   progress.finish();
-  lightmap::Lightmap solved = result.lightmap;
-  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
-  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+  saveSolvedLightmap(inputs, result.lightmap, options.output);
 
   const lightmap::StochasticCheckpoint& end = result.checkpoints.back();
   const double iterations = double(std::max<std::uint64_t>(result.iterations, 1));
-  std::printf("wrote %s\n", options.output.c_str());
   printAtlasSummary(inputs);
   std::printf(
       "shooters         %d per iteration from the %s, drawn on a %d-level sum pyramid; visibility: %zu "
@@ -352,8 +338,8 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
       1e3 * result.iterateSeconds / double(std::max<std::uint64_t>(result.shots, 1)),
       100.0 * double(result.emitterShots) / double(std::max<std::uint64_t>(result.shots, 1)));
   std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (iterations %.2f s)\n", total.seconds(),
-              atlasSeconds, result.seconds, result.iterateSeconds);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (iterations %.2f s)\n",
+              inputs.total.seconds(), inputs.atlasSeconds, result.seconds, result.iterateSeconds);
 }
 
 void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
@@ -378,18 +364,13 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::validateMatrixOptions(settings);
   const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kMatrixDefaultAtlasSize);
 
-  const LightmapBakeInputs inputs = prepareLightmapBake(options, atlasOptions, "form-factor matrix of", [&](const scene::Scene& loaded) {
-    lightmap::checkMatrixScene(loaded, settings.direct);
-  });
-  const scene::Scene& scene = inputs.scene;
-  const lightmap::LightmapAtlas& atlas = inputs.atlas;
-  const lightmap::PatchList& patches = inputs.patches;
-  const Stopwatch& total = inputs.total;
-  const double atlasSeconds = inputs.atlasSeconds;
+  const LightmapBakeInputs inputs =
+      prepareLightmapBake(options, atlasOptions, "form-factor matrix of",
+                          [&](const scene::Scene& loaded) { lightmap::checkMatrixScene(loaded, settings.direct); });
   std::unique_ptr<Progress> progress;
   std::uint64_t reported = 0;
-  lightmap::MatrixResult result =
-      lightmap::solveMatrix(scene, atlas, patches, settings, [&](std::uint64_t done, std::uint64_t planned) {
+  lightmap::MatrixResult result = lightmap::solveMatrix(
+      inputs.scene, inputs.atlas, inputs.patches, settings, [&](std::uint64_t done, std::uint64_t planned) {
         if (!progress) progress = std::make_unique<Progress>("matrix", planned, "stages");
         progress->advance(done - reported);
         reported = done;
@@ -405,26 +386,23 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
     lightmap::saveMatrix(options.saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
     saveSeconds = saving.seconds();
   }
-  lightmap::Lightmap solved = result.lightmap;
-  solved.atlasOptions = atlasOptions;              // the loader rebuilds the atlas from these
-  lightmap::saveLightmap(solved, options.output);  // temporary name, then rename
+  saveSolvedLightmap(inputs, result.lightmap, options.output);
 
-  const std::vector<lightmap::MatrixLight> lights = lightmap::matrixLights(scene);
+  const std::vector<lightmap::MatrixLight> lights = lightmap::matrixLights(inputs.scene);
   glm::dvec3 mean(0.0);
   double area = 0.0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t)
-    if (patches.valid[t]) {
-      mean += double(patches.area[t]) * glm::dvec3(solved.radiance[t]);
-      area += double(patches.area[t]);
+  for (std::size_t t = 0; t < inputs.patches.texelCount(); ++t)
+    if (inputs.patches.valid[t]) {
+      mean += double(inputs.patches.area[t]) * glm::dvec3(result.lightmap.radiance[t]);
+      area += double(inputs.patches.area[t]);
     }
   mean /= std::max(area, 1e-30);
-  std::printf("wrote %s\n", options.output.c_str());
   if (!options.saveMatrix.empty())
     std::printf("wrote %s (%.1f MB, %.2f s)\n", options.saveMatrix.c_str(),
                 double(std::filesystem::file_size(options.saveMatrix)) * 1e-6, saveSeconds);
   printAtlasSummary(inputs, "patches (valid texels)");
-  std::printf("matrix           N_k, k = %d bounces, H = %d; direct light by %s; %s: %.1f MB",
-              settings.bounces, settings.hemicubeResolution, lightmap::matrixDirectName(solution.direct),
+  std::printf("matrix           N_k, k = %d bounces, H = %d; direct light by %s; %s: %.1f MB", settings.bounces,
+              settings.hemicubeResolution, lightmap::matrixDirectName(solution.direct),
               lightmap::matrixStorageName(settings.storage), double(solution.denseBytes()) * 1e-6);
   if (solution.compressed)
     std::printf(" dense, %.2f MB compressed (%.1fx; reordering: %s, %.3g exact, log range %.3g)",
@@ -436,15 +414,16 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
               solution.direct == lightmap::MatrixDirect::Rays ? " (movable: ibrr render --matrix FILE --move-light)"
                                                               : " (fixed: --direct matrix)");
   std::printf("precompute       %.2f s: form factors %.2f s, k-bounce matrix %.2f s, compression %.2f s\n",
-              solution.formFactorSeconds + solution.powerSeconds + solution.compressSeconds,
-              solution.formFactorSeconds, solution.powerSeconds, solution.compressSeconds);
-  std::printf("first relight    %.2f ms: emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms (with the GL's "
-              "first-use costs; 'ibrr render --matrix' times a warm one)\n",
-              result.timing.directMs + result.timing.productMs + result.timing.transferMs, result.timing.directMs,
-              result.timing.productMs, result.timing.transferMs);
+              solution.formFactorSeconds + solution.powerSeconds + solution.compressSeconds, solution.formFactorSeconds,
+              solution.powerSeconds, solution.compressSeconds);
+  std::printf(
+      "first relight    %.2f ms: emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms (with the GL's "
+      "first-use costs; 'ibrr render --matrix' times a warm one)\n",
+      result.timing.directMs + result.timing.productMs + result.timing.transferMs, result.timing.directMs,
+      result.timing.productMs, result.timing.transferMs);
   std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", mean.x, mean.y, mean.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", total.seconds(), atlasSeconds,
-              result.seconds);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", inputs.total.seconds(),
+              inputs.atlasSeconds, result.seconds);
 }
 
 void runBake(const CLI::App& command, const BakeCommandOptions& options) {
@@ -490,7 +469,6 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
 
   const bake::BakeStats& s = result.stats;
   const StoreStats store = result.store.stats();
-  std::printf("wrote %s\n", options.output.c_str());
   std::printf("VPLs per bounce  ");
   for (std::size_t k = 0; k < s.vplsPerBounce.size(); ++k) std::printf("%s%zu", k ? " " : "", s.vplsPerBounce[k]);
   std::printf("  (%llu paths, seed %u)\n", static_cast<unsigned long long>(settings.paths), settings.seed);
@@ -519,20 +497,25 @@ void addBakeCommand(CLI::App& app) {
       "texel lightmap solved by hemicube gathering, progressive refinement, stochastic iteration or a "
       "form-factor matrix");
   addSceneArgument(*command, options->scene);
-  command->add_option("-o,--output", options->output, "file to write: .ibrr store, or .lightmap for --method gather, progressive, stochastic or matrix")
+  command
+      ->add_option("-o,--output", options->output,
+                   "file to write: .ibrr store, or .lightmap for --method gather, progressive, stochastic or matrix")
       ->required();
   command
-      ->add_option("--method", options->method, "ibrr (the LDC store), gather (texel lightmap, hemicube gathering), progressive (texel "
-                   "lightmap, progressive refinement), stochastic (texel lightmap, stochastic iteration) or matrix (texel "
-                   "lightmap, k-bounce form-factor matrix; lights can be moved later)")
+      ->add_option(
+          "--method", options->method,
+          "ibrr (the LDC store), gather (texel lightmap, hemicube gathering), progressive (texel "
+          "lightmap, progressive refinement), stochastic (texel lightmap, stochastic iteration) or matrix (texel "
+          "lightmap, k-bounce form-factor matrix; lights can be moved later)")
       ->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
   addLightPathOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
-  CLI::Option* density = command->add_option("--texel-density", options->texelDensity,
-                                             "gather, progressive, stochastic, matrix: lightmap texels per scene unit (instead of --atlas)");
+  CLI::Option* density = command->add_option(
+      "--texel-density", options->texelDensity,
+      "gather, progressive, stochastic, matrix: lightmap texels per scene unit (instead of --atlas)");
   command
       ->add_option("--atlas", options->atlasSize,
                    "gather, progressive, stochastic, matrix: the atlas side S in texels the charts should fill "
