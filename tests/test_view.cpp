@@ -291,12 +291,17 @@ TEST_CASE("ibrr view --offscreen: scripted screenshots equal ibrr render of the 
   checkScriptedScreenshots(GENERATE(std::string("gpu"), std::string("cpu")), true);
 }
 
-TEST_CASE("ibrr view without a store bakes one in the window, saves it and uses it next time", "[.view_window]") {
-  const fs::path folder = test::outputDir("view_bake");
+namespace {
+
+// Without --store the viewer bakes one (progress drawn on its surface), saves it, and uses it on
+// the next run instead of baking again.
+void checkBakeInViewer(bool offscreen) {
+  const fs::path folder = test::outputDir(offscreen ? "view_bake_offscreen" : "view_bake");
   const fs::path store = folder / "baked.ibrr";
-  const std::vector<std::string> view = {
+  std::vector<std::string> view = {
       "view",       "cornell", "--bake-output",       store.string(), "--paths", "8",     "--ldc",    "32",
       "--hemicube", "16",      "--indirect-hemicube", "16",           "--size",  "64x64", "--frames", "2"};
+  if (offscreen) view.push_back("--offscreen");
   const test::CommandResult first = test::runIbrr(view);
   INFO(first.err);
   REQUIRE(first.exitCode == 0);
@@ -309,6 +314,16 @@ TEST_CASE("ibrr view without a store bakes one in the window, saves it and uses 
   REQUIRE(second.exitCode == 0);
   CHECK_THAT(second.err, Contains("using the store baked earlier"));
   CHECK(fs::last_write_time(store) == written);
+}
+
+}  // namespace
+
+TEST_CASE("ibrr view without a store bakes one in the window, saves it and uses it next time", "[.view_window]") {
+  checkBakeInViewer(false);
+}
+
+TEST_CASE("ibrr view --offscreen without a store bakes one, saves it and uses it next time", "[view]") {
+  checkBakeInViewer(true);
 }
 
 TEST_CASE("ibrr view shows each --lightmap as a method, as ibrr render draws it", "[.view_window]") {
