@@ -447,8 +447,44 @@ BuilderStats LdcBuilder::stats() const {
   return s;
 }
 
+namespace {
+// Walks the layers in store order: beginPixel(g) for every global pixel g in turn, then layer(b) for each of
+// its layers in creation order.
+template <class BeginPixel, class Layer>
+void forEachLayerInStoreOrder(const LdcFrame& frame, int tileSize, int tilesPerSide,
+                              const std::vector<std::unique_ptr<LdcBuilder::Tile>>& tiles, BeginPixel&& beginPixel,
+                              Layer&& layer) {
+  const int res = frame.resolution();
+  std::uint32_t g = 0;
+  for (int ldi = 0; ldi < 3; ++ldi)
+    for (int j = 0; j < res; ++j)
+      for (int i = 0; i < res; ++i, ++g) {
+        beginPixel(g);
+        const int ti = i / tileSize;
+        const int tj = j / tileSize;
+        const LdcBuilder::Tile& tile = *tiles[static_cast<std::size_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti)];
+        std::int32_t idx = tile.head[static_cast<std::size_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize))];
+        while (idx >= 0) {
+          const BuildLayer& b = tile.layers[static_cast<std::size_t>(idx)];
+          layer(b);
+          idx = b.next;
+        }
+      }
+}
+}  // namespace
+
+LdcBuilder::Planes LdcBuilder::planes() const {
+  Planes result;
+  result.offsets.resize(static_cast<std::size_t>(m_frame.pixelCount()) + 1);
+  forEachLayerInStoreOrder(
+      m_frame, m_tileSize, m_tilesPerSide, m_tiles,
+      [&](std::uint32_t g) { result.offsets[g] = static_cast<std::uint32_t>(result.planes.size()); },
+      [&](const BuildLayer& b) { result.planes.emplace_back(b.n, b.d); });
+  result.offsets.back() = static_cast<std::uint32_t>(result.planes.size());
+  return result;
+}
+
 LayeredDepthCube LdcBuilder::finalize() const {
-  const int res = m_frame.resolution();
   std::size_t layerCount = 0;
   for (const auto& tile : m_tiles) layerCount += tile->layers.size();
   if (layerCount >= std::numeric_limits<std::uint32_t>::max())
@@ -457,24 +493,14 @@ LayeredDepthCube LdcBuilder::finalize() const {
   std::vector<std::uint32_t> offsets(static_cast<std::size_t>(m_frame.pixelCount()) + 1);
   std::vector<PackedLayer> layers;
   layers.reserve(layerCount);
-  std::uint32_t g = 0;
-  for (int ldi = 0; ldi < 3; ++ldi)
-    for (int j = 0; j < res; ++j)
-      for (int i = 0; i < res; ++i, ++g) {
-        offsets[g] = static_cast<std::uint32_t>(layers.size());
-        const int ti = i / m_tileSize;
-        const int tj = j / m_tileSize;
-        const Tile& tile = *m_tiles[static_cast<std::size_t>((ldi * m_tilesPerSide + tj) * m_tilesPerSide + ti)];
-        std::int32_t idx =
-            tile.head[static_cast<std::size_t>((j - tj * m_tileSize) * m_tileSize + (i - ti * m_tileSize))];
-        while (idx >= 0) {
-          const BuildLayer& b = tile.layers[static_cast<std::size_t>(idx)];
-          // Every layer is kept: one a hemicube made has count ≥ 1, a seeded one that no hemicube reached has 0.
-          layers.push_back(PackedLayer{octEncode(b.n), b.d, b.total.x, b.total.y, b.total.z, b.count});
-          idx = b.next;
-        }
-      }
-  offsets[g] = static_cast<std::uint32_t>(layers.size());
+  // Every layer is kept: one a hemicube made has count ≥ 1, a seeded one that no hemicube reached has 0.
+  forEachLayerInStoreOrder(
+      m_frame, m_tileSize, m_tilesPerSide, m_tiles,
+      [&](std::uint32_t g) { offsets[g] = static_cast<std::uint32_t>(layers.size()); },
+      [&](const BuildLayer& b) {
+        layers.push_back(PackedLayer{octEncode(b.n), b.d, b.total.x, b.total.y, b.total.z, b.count});
+      });
+  offsets.back() = static_cast<std::uint32_t>(layers.size());
   return LayeredDepthCube(m_params, m_stats.hemicubes, std::move(offsets), std::move(layers));
 }
 

@@ -82,6 +82,14 @@ public:
   // The compact store of everything inserted so far (the builder stays usable).
   LayeredDepthCube finalize() const;
 
+  // The layers' planes in store order (the order finalize() writes them), with the planes as matched, before
+  // their normals are quantised: what a GPU insertion needs to match exactly as insert() does.
+  struct Planes {
+    std::vector<std::uint32_t> offsets;  // 3R² + 1, as LayeredDepthCube::offsets()
+    std::vector<glm::vec4> planes;       // (n unit, d = p·n world units) per layer
+  };
+  Planes planes() const;
+
   const LdcParams& params() const { return m_params; }
   const LdcFrame& frame() const { return m_frame; }
   SplatKernel kernel() const { return m_kernel; }

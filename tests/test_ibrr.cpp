@@ -275,14 +275,14 @@ TEST_CASE("a bake's checkpoint after P of N paths equals a bake of P paths, and 
 
 namespace {
 
-// Agreement of two stores of the same layout. A pixel whose layer planes and counts are the same in both is
-// compared layer by layer: the relative difference of the radiosity against the layer's largest channel
-// (floored at 1e-6 of the store's brightest value, below which a layer is dark and any difference is noise).
-// Pixels whose layers differ are counted apart, with their layers.
+// Agreement of two stores of the same layout. A pixel whose layer planes are the same in both is compared
+// layer by layer: the hemicube count, and the relative difference of the radiosity against the layer's largest
+// channel (floored at 1e-6 of the store's brightest value, below which a layer is dark and any difference is
+// noise). Pixels whose planes differ are counted apart, with their layers.
 struct StoreAgreement {
-  std::size_t layers = 0;          // in the expected store
-  std::size_t beyond = 0;          // layers of matching pixels beyond the tolerance
-  std::size_t otherLayers = 0;     // expected layers in pixels whose layer structure differs
+  std::size_t layers = 0;       // in the expected store
+  std::size_t beyond = 0;       // layers of matching pixels with another count or beyond the tolerance
+  std::size_t otherLayers = 0;  // expected layers in pixels whose planes differ
   double worst = 0.0;
 };
 
@@ -294,7 +294,7 @@ StoreAgreement compareStores(const LayeredDepthCube& actual, const LayeredDepthC
   for (std::uint32_t g = 0; g + 1 < expected.offsets().size(); ++g) {
     const auto a = actual.pixelLayers(g), e = expected.pixelLayers(g);
     const bool sameStructure = a.size() == e.size() && std::equal(a.begin(), a.end(), e.begin(), [](auto& x, auto& y) {
-                                 return x.normal == y.normal && x.d == y.d && x.count == y.count;
+                                 return x.normal == y.normal && x.d == y.d;
                                });
     if (!sameStructure) {
       agreement.otherLayers += e.size();
@@ -306,7 +306,7 @@ StoreAgreement compareStores(const LayeredDepthCube& actual, const LayeredDepthC
       const double difference = std::max({std::fabs(double(x.r) - y.r), std::fabs(double(x.g) - y.g),
                                           std::fabs(double(x.b) - y.b)}) / scale;
       agreement.worst = std::max(agreement.worst, difference);
-      if (difference > tolerance) ++agreement.beyond;
+      if (difference > tolerance || x.count != y.count) ++agreement.beyond;
     }
   }
   agreement.layers = expected.layers().size();
@@ -350,13 +350,56 @@ TEST_CASE("the bake gives the committed reference stores: the same layers, radio
   const Case cases[] = {{test::sceneDir() / "cornell.json", "cornell_r64_p48.ibrr", cornell},
                         {test::sceneDir() / "conference.json", "conference_r48_p32.ibrr", conference}};
   for (const Case& c : cases) {
-    INFO(c.store.string());
     const scene::Scene scene = scene::loadScene(c.scene);
     const LayeredDepthCube expected = loadStore(test::sourceDir() / "tests" / "data" / c.store, scene.fingerprint());
-    const StoreAgreement agreement = compareStores(bake::bakeStore(scene, c.options).store, expected, 1e-5);
-    INFO(agreement.beyond << " of " << agreement.layers << " layers beyond 1e-5, worst " << agreement.worst << "; "
-                          << agreement.otherLayers << " layers in pixels of another structure");
+    for (bake::WarpDevice warp : {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}) {
+      bake::BakeOptions options = c.options;
+      options.warp = warp;
+      const StoreAgreement agreement = compareStores(bake::bakeStore(scene, options).store, expected, 1e-5);
+      INFO(c.store.string() << ", " << bake::warpDeviceName(warp) << " warp: " << agreement.beyond << " of "
+                            << agreement.layers << " layers beyond 1e-5, worst " << agreement.worst << "; "
+                            << agreement.otherLayers << " layers in pixels of another structure");
+      if (warp == bake::WarpDevice::Cpu || c.store.string().starts_with("cornell")) {
+        CHECK(agreement.beyond == 0);
+        CHECK(agreement.otherLayers == 0);
+      } else {
+        // The GPU matches every sample by its own plane, where the CPU lets the samples of a chunk on one
+        // pixel's plane share that pixel's record (gpu_insertion.hpp). They differ where a pixel has several
+        // layers within ε of a sample: at R = 48 the conference room's chairs put 7.7 layers in an occupied
+        // pixel, and 3.0% of its layers lie in pixels of another structure, 5.0% of the others beyond 1e-5
+        // (measured; 0.6% and 0.4% at R = 256). The bounds keep those figures from growing.
+        CHECK(agreement.otherLayers <= agreement.layers * 4 / 100);
+        CHECK(agreement.beyond <= agreement.layers * 6 / 100);
+      }
+    }
+  }
+}
+
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes run after run", "[ibrr][gpu]") {
+  test::glContext();
+  for (const char* name : {"cornell.json", "furnace.json"}) {
+    INFO(name);
+    const scene::Scene scene = scene::loadScene(test::sceneDir() / name);
+    bake::BakeOptions options = quickBake(32);
+    options.splat = std::string_view(name) == "furnace.json" ? SplatKernel::Gaussian : SplatKernel::Box;
+    options.warp = bake::WarpDevice::Cpu;
+    const bake::BakeResult cpu = bake::bakeStore(scene, options);
+    options.warp = bake::WarpDevice::Gpu;
+    const bake::BakeResult gpu = bake::bakeStore(scene, options);
+    CHECK(gpu.stats.warp == bake::WarpDevice::Gpu);
+    CHECK(gpu.stats.samplesInserted == cpu.stats.samplesInserted);
+    CHECK(gpu.stats.pixelWrites == cpu.stats.pixelWrites);
+    const StoreAgreement agreement = compareStores(gpu.store, cpu.store, 1e-5);
+    INFO(agreement.beyond << " layers beyond 1e-5, worst " << agreement.worst << "; " << agreement.otherLayers
+                          << " in pixels of another structure");
     CHECK(agreement.beyond == 0);
     CHECK(agreement.otherLayers == 0);
+    CHECK(serializeStore(bake::bakeStore(scene, options).store) == serializeStore(gpu.store));
   }
+  // The GPU warp inserts into the seeded layers: without seeds it refuses, naming the flag.
+  const scene::Scene cornell = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions unseeded = quickBake(4);
+  unseeded.warp = bake::WarpDevice::Gpu;
+  unseeded.seedLayersFromGeometry = false;
+  CHECK_THROWS_WITH(bake::bakeStore(cornell, unseeded), Catch::Contains("--warp gpu"));
 }

@@ -57,6 +57,7 @@ struct BakeCommandOptions {
   std::string output;
   std::string method = "ibrr";
   std::string splat = "box";
+  std::string warp = "auto";
   bake::BakeOptions bake;
   // --method gather
   float texelDensity = 0.0f;  // texels per scene unit
@@ -79,7 +80,7 @@ struct BakeCommandOptions {
 };
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
-const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat"};
+const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp"};
 const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations",
                                                    "--tolerance",     "--layers",      "--time-budget",
                                                    "--no-rotation",   "--refine-near-lights"};
@@ -449,6 +450,14 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
     settings.splat = SplatKernel::Gaussian;
   else
     throw Error("--splat '" + options.splat + "': choose box or gauss");
+  if (options.warp == "auto")
+    settings.warp = bake::WarpDevice::Automatic;
+  else if (options.warp == "cpu")
+    settings.warp = bake::WarpDevice::Cpu;
+  else if (options.warp == "gpu")
+    settings.warp = bake::WarpDevice::Gpu;
+  else
+    throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
   bake::validateBakeOptions(settings);
   const scene::Scene scene = loadSceneArgument(options.scene);
   if (!scene.hasLights())
@@ -475,8 +484,11 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   std::printf("hemicubes        %llu (H = %d on the lights, h = %d after a bounce), %.1f per second\n",
               static_cast<unsigned long long>(s.hemicubes), settings.hemicubeResolution,
               settings.indirectHemicubeResolution, s.totalSeconds > 0 ? double(s.hemicubes) / s.totalSeconds : 0.0);
-  std::printf("samples inserted %llu of %llu hemicube pixels\n", static_cast<unsigned long long>(s.samplesInserted),
-              static_cast<unsigned long long>(s.hemicubePixels));
+  std::printf("samples inserted %llu of %llu hemicube pixels, %llu LDI pixel writes (%s warp)\n",
+              static_cast<unsigned long long>(s.samplesInserted), static_cast<unsigned long long>(s.hemicubePixels),
+              static_cast<unsigned long long>(s.pixelWrites), bake::warpDeviceName(s.warp));
+  std::printf("layers           %llu from the geometry seeds, %llu opened by hemicubes (surfaces the seeds lack)\n",
+              static_cast<unsigned long long>(s.seedLayers), static_cast<unsigned long long>(s.openedLayers));
   std::printf("store            R = %d, %llu layers, %.2f layers per occupied pixel, %.1f MiB (%.0f bytes per layer)\n",
               result.store.frame().resolution(), static_cast<unsigned long long>(store.layerCount),
               store.layersPerOccupiedPixel, double(store.totalBytes) / (1024.0 * 1024.0), store.bytesPerLayer);
@@ -511,6 +523,11 @@ void addBakeCommand(CLI::App& app) {
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
+  command
+      ->add_option("--warp", options->warp,
+                   "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (a compute pass "
+                   "where the hemicube was rendered, no readback) or auto (gpu on a hardware GL, cpu on llvmpipe)")
+      ->capture_default_str();
   addLightPathOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
   CLI::Option* density = command->add_option(

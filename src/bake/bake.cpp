@@ -1,6 +1,8 @@
 #include "bake/bake.hpp"
 
+#include "bake/gpu_insertion.hpp"
 #include "bake/hemicube.hpp"
+#include "gpu/context.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_builder.hpp"
@@ -155,9 +157,205 @@ void validateBakeOptions(const BakeOptions& options) {
                 ", " + std::to_string(kMaxResolution) + "] (the paper used 128-512)");
 }
 
+WarpDevice resolveWarpDevice(WarpDevice requested) {
+  if (requested != WarpDevice::Automatic) return requested;
+  gpu::ContextInfo info;
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  info.renderer = renderer ? renderer : "";
+  // On a software GL the "GPU" is the same cores, and the CPU builder uses them better (docs/benchmarks.md).
+  return info.isSoftware() ? WarpDevice::Cpu : WarpDevice::Gpu;
+}
+
+const char* warpDeviceName(WarpDevice warp) {
+  switch (warp) {
+    case WarpDevice::Cpu:
+      return "cpu";
+    case WarpDevice::Gpu:
+      return "gpu";
+    case WarpDevice::Automatic:
+      break;
+  }
+  return "auto";
+}
+
+namespace {
+
+// Where the bake sends each VPL's hemicube: it renders it and warps it into the store.
+class Warp {
+public:
+  virtual ~Warp() = default;
+  virtual void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) = 0;
+  virtual void finish() = 0;  // every hemicube added so far is in the store
+  virtual LayeredDepthCube store() const = 0;
+  virtual void addStats(BakeStats& stats) const = 0;
+};
+
+// Reads each hemicube back into a batch; a TBB task warps a full batch into the builder while the GL thread
+// renders the next one into the other batch.
+class CpuWarp final : public Warp {
+public:
+  CpuWarp(HemicubeRenderer& hemicubes, const scene::Scene& scene, LdcBuilder& builder, float geometryClamp,
+          BakeStats& stats)
+      : m_hemicubes(hemicubes), m_scene(scene), m_builder(builder), m_clamp(geometryClamp), m_stats(stats) {}
+  ~CpuWarp() noexcept override {  // never leave a task running on the builder
+    try {
+      m_group.wait();
+    } catch (...) {  // on the way out of a failed bake: the first error is the one reported
+    }
+  }
+
+  void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) override {
+    Batch& batch = m_batches[m_filling];
+    if (batch.captures.size() <= batch.used) batch.captures.emplace_back();
+    if (batch.powers.size() <= batch.used) batch.powers.emplace_back();
+    HemicubeCapture& capture = batch.captures[batch.used];
+    m_hemicubes.render(hemicubeSourceFor(vpl, m_scene), resolution, capture);
+    batch.powers[batch.used] = vpl.power;
+    ++batch.used;
+    batch.pixels += capture.positions.size();
+    m_stats.readbackSeconds += m_hemicubes.lastReadbackSeconds();
+    if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes || lastOfBake) launch();
+  }
+  void finish() override {
+    if (m_batches[m_filling].used > 0) launch();
+    wait();
+  }
+  LayeredDepthCube store() const override { return m_builder.finalize(); }
+  void addStats(BakeStats& stats) const override {
+    stats.warpSeconds = m_warpSeconds[0] + m_warpSeconds[1];
+    stats.insertSeconds = m_insertSeconds[0] + m_insertSeconds[1];
+    const BuilderStats builder = m_builder.stats();
+    stats.samplesInserted = builder.samples - builder.droppedSamples;
+    stats.pixelWrites = builder.splatRecords;
+    stats.openedLayers = builder.layers - stats.seedLayers;
+    stats.warp = WarpDevice::Cpu;
+  }
+
+private:
+  void wait() {
+    if (!m_pending) return;
+    const Stopwatch waitTime;
+    m_group.wait();
+    m_stats.waitSeconds += waitTime.seconds();
+    m_pending = false;
+  }
+  // Warps the filling batch in a task once the other one is free, and fills the other.
+  void launch() {
+    wait();
+    const int index = m_filling;
+    m_group.run([this, index] {
+      Batch& batch = m_batches[index];
+      const Stopwatch warpTime;
+      std::vector<HemicubeSamples> samples(batch.used);
+      std::vector<HemicubeSampleView> views(batch.used);
+      tbb::parallel_for(std::size_t(0), batch.used, [&](std::size_t i) {
+        captureToSamples(batch.captures[i], batch.powers[i], m_clamp, samples[i]);
+        views[i] = samples[i].view();
+      });
+      const Stopwatch insertTime;
+      m_builder.insert(views);
+      m_insertSeconds[index] += insertTime.seconds();
+      m_warpSeconds[index] += warpTime.seconds();
+    });
+    m_pending = true;
+    m_filling = 1 - m_filling;
+    m_batches[m_filling].clear();
+  }
+
+  HemicubeRenderer& m_hemicubes;
+  const scene::Scene& m_scene;
+  LdcBuilder& m_builder;
+  float m_clamp;
+  BakeStats& m_stats;
+  Batch m_batches[2];
+  int m_filling = 0;
+  tbb::task_group m_group;
+  bool m_pending = false;
+  double m_warpSeconds[2] = {0.0, 0.0}, m_insertSeconds[2] = {0.0, 0.0};
+};
+
+// Inserts each hemicube on the GPU right after drawing it (gpu_insertion.hpp).
+class GpuWarp final : public Warp {
+public:
+  GpuWarp(HemicubeRenderer& hemicubes, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel,
+          int maxResolution, float geometryClamp)
+      : m_hemicubes(hemicubes), m_scene(scene), m_insertion(seeded, kernel, maxResolution), m_clamp(geometryClamp) {}
+
+  void add(const rays::Vpl& vpl, int resolution, bool) override {
+    m_hemicubes.draw(hemicubeSourceFor(vpl, m_scene), resolution, m_layout);
+    const Stopwatch warpTime;
+    m_insertion.insert(m_hemicubes, m_layout, vpl.power, m_clamp);
+    glFinish();  // so that the insertion's time is its own, not the next hemicube's
+    m_warpSeconds += warpTime.seconds();
+  }
+  void finish() override {}
+  LayeredDepthCube store() const override { return m_insertion.finalize(); }
+  void addStats(BakeStats& stats) const override {
+    const GpuInsertionStats gpu = m_insertion.stats();
+    stats.warpSeconds = stats.insertSeconds = m_warpSeconds;
+    stats.samplesInserted = gpu.samples;
+    stats.pixelWrites = gpu.pixelWrites;
+    stats.openedLayers = gpu.openedLayers;
+    stats.warp = WarpDevice::Gpu;
+  }
+
+private:
+  HemicubeRenderer& m_hemicubes;
+  const scene::Scene& m_scene;
+  GpuInsertion m_insertion;
+  float m_clamp;
+  HemicubeCapture m_layout;
+  double m_warpSeconds = 0.0;
+};
+
+// Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
+// i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
+std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, HemicubeRenderer& hemicubes, Warp& warp,
+                          const BakeProgress& progress, const BakeCheckpoints* checkpoints, const Stopwatch& bakeTime,
+                          double& checkpointSeconds, BakeStats& stats) {
+  std::size_t nextCheckpoint = 0;
+  auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
+  const std::uint64_t total = vpls.vpls.size();
+  for (std::uint64_t i = 0; i < total; ++i) {
+    throwIfInterrupted();
+    const rays::Vpl& vpl = vpls.vpls[i];
+    if (i > 0 && vpl.path != vpls.vpls[i - 1].path) {
+      if (options.timeBudgetSeconds > 0.0 && bakeSeconds() > options.timeBudgetSeconds) {
+        warp.finish();
+        return vpl.path;
+      }
+      while (checkpoints && nextCheckpoint < checkpoints->paths.size() &&
+             checkpoints->paths[nextCheckpoint] <= vpl.path) {
+        const std::uint32_t paths = checkpoints->paths[nextCheckpoint++];
+        if (paths == 0) continue;
+        warp.finish();
+        const double at = bakeSeconds();
+        const Stopwatch callbackTime;
+        checkpoints->onCheckpoint(scaleRadiosity(warp.store(), float(options.paths) / float(paths)), paths, at);
+        checkpointSeconds += callbackTime.seconds();
+      }
+    }
+    warp.add(vpl, hemicubeResolutionFor(vpl, options), i + 1 == total);
+    stats.renderSeconds += hemicubes.lastRenderSeconds();
+    stats.trianglesSubmitted += hemicubes.lastTrianglesSubmitted();
+    stats.hemicubePixels += std::size_t(hemicubeResolutionFor(vpl, options)) *
+                            std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) *
+                            std::size_t(hemicubeResolutionFor(vpl, options));
+    ++stats.hemicubes;
+    if (progress) progress(i + 1, total);
+  }
+  warp.finish();
+  return options.paths;
+}
+
+}  // namespace
+
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                      const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
+  const WarpDevice warpDevice = resolveWarpDevice(options.warp);
+  if (warpDevice == WarpDevice::Gpu && !options.seedLayersFromGeometry)
+    throw Error("--warp gpu inserts into the layers the geometry seeds; it cannot bake without them");
   const Stopwatch bakeTime;
   BakeStats stats;
 
@@ -172,6 +370,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     const Stopwatch seedTime;
     seedLayersFromGeometry(scene, builder);
     stats.seedSamples = builder.stats().seedSamples;
+    stats.seedLayers = builder.stats().layers;
     stats.seedSeconds = seedTime.seconds();
   }
 
@@ -184,114 +383,24 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
 
   const gpu::SceneRenderer renderer(scene);
   HemicubeRenderer hemicubes(renderer, scene, std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
-
-  // Two batches: the GL thread fills one while a TBB task warps the other.
-  Batch batches[2];
-  int filling = 0;
-  tbb::task_group warpGroup;
-  bool warpPending = false;
-  std::vector<double> warpSeconds(2, 0.0), insertSeconds(2, 0.0);
-  auto launchWarp = [&](int index) {
-    Batch& batch = batches[index];
-    warpGroup.run([&, index] {
-      const Stopwatch warpTime;
-      std::vector<HemicubeSamples> samples(batch.used);
-      std::vector<HemicubeSampleView> views(batch.used);
-      tbb::parallel_for(std::size_t(0), batch.used, [&](std::size_t i) {
-        captureToSamples(batch.captures[i], batch.powers[i], geometryClamp, samples[i]);
-        views[i] = samples[i].view();
-      });
-      const Stopwatch insertTime;
-      builder.insert(views);
-      insertSeconds[index] += insertTime.seconds();
-      warpSeconds[index] += warpTime.seconds();
-    });
-  };
-  auto waitForWarp = [&] {
-    if (!warpPending) return;
-    const Stopwatch waitTime;
-    warpGroup.wait();
-    stats.waitSeconds += waitTime.seconds();
-    warpPending = false;
-  };
-
-  const std::uint64_t total = vpls.vpls.size();
-  // Checkpoints and the time budget act between light paths: VPLs come in path order, so when VPL i
-  // belongs to path P, paths 0 .. P−1 are complete once the batches in flight are warped.
+  std::unique_ptr<Warp> warp;
+  if (warpDevice == WarpDevice::Gpu)
+    warp = std::make_unique<GpuWarp>(hemicubes, scene, builder, options.splat,
+                                     std::max(options.hemicubeResolution, options.indirectHemicubeResolution),
+                                     geometryClamp);
+  else
+    warp = std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
-  std::size_t nextCheckpoint = 0;
-  std::uint32_t pathsCompleted = options.paths;
-  auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
-  auto flushAndWait = [&] {
-    if (batches[filling].used > 0) {
-      waitForWarp();
-      launchWarp(filling);
-      warpPending = true;
-      filling = 1 - filling;
-      batches[filling].clear();
-    }
-    waitForWarp();
-  };
-  try {
-    for (std::uint64_t i = 0; i < total; ++i) {
-      throwIfInterrupted();
-      const rays::Vpl& vpl = vpls.vpls[i];
-      if (i > 0 && vpl.path != vpls.vpls[i - 1].path) {
-        if (options.timeBudgetSeconds > 0.0 && bakeSeconds() > options.timeBudgetSeconds) {
-          pathsCompleted = vpl.path;
-          break;
-        }
-        while (checkpoints && nextCheckpoint < checkpoints->paths.size() &&
-               checkpoints->paths[nextCheckpoint] <= vpl.path) {
-          const std::uint32_t paths = checkpoints->paths[nextCheckpoint++];
-          if (paths == 0) continue;
-          flushAndWait();
-          const double at = bakeSeconds();
-          const Stopwatch callbackTime;
-          checkpoints->onCheckpoint(scaleRadiosity(builder.finalize(), float(options.paths) / float(paths)), paths, at);
-          checkpointSeconds += callbackTime.seconds();
-        }
-      }
-      const int resolution = hemicubeResolutionFor(vpl, options);
-      Batch& batch = batches[filling];
-      if (batch.captures.size() <= batch.used) batch.captures.emplace_back();
-      if (batch.powers.size() <= batch.used) batch.powers.emplace_back();
-      HemicubeCapture& capture = batch.captures[batch.used];
-      hemicubes.render(hemicubeSourceFor(vpl, scene), resolution, capture);
-      batch.powers[batch.used] = vpl.power;
-      ++batch.used;
-      batch.pixels += capture.positions.size();
-      stats.renderSeconds += hemicubes.lastRenderSeconds();
-      stats.readbackSeconds += hemicubes.lastReadbackSeconds();
-      stats.trianglesSubmitted += hemicubes.lastTrianglesSubmitted();
-      stats.hemicubePixels += capture.positions.size();
-      ++stats.hemicubes;
-      if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes || i + 1 == total) {
-        waitForWarp();  // the other batch is free again once its warp is done
-        launchWarp(filling);
-        warpPending = true;
-        filling = 1 - filling;
-        batches[filling].clear();
-      }
-      if (progress) progress(i + 1, total);
-    }
-    flushAndWait();
-  } catch (...) {
-    warpGroup.wait();  // never leave a task running on the builder
-    throw;
-  }
-
-  stats.warpSeconds = warpSeconds[0] + warpSeconds[1];
-  stats.insertSeconds = insertSeconds[0] + insertSeconds[1];
-  stats.samplesInserted = builder.stats().samples - builder.stats().droppedSamples;
-  stats.pathsCompleted = pathsCompleted;
-  LayeredDepthCube store = builder.finalize();
-  if (pathsCompleted < options.paths) {
-    if (pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
-    store = scaleRadiosity(store, float(options.paths) / float(pathsCompleted));
+  stats.pathsCompleted =
+      warpAllVpls(vpls, options, hemicubes, *warp, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+  warp->addStats(stats);
+  LayeredDepthCube store = warp->store();
+  if (stats.pathsCompleted < options.paths) {
+    if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
+    store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
   BakeResult result{std::move(store), stats};
-  result.stats.totalSeconds = bakeSeconds();
+  result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
 }
 

@@ -18,6 +18,13 @@ namespace ibrr::bake {
 // The automatic clamp distance as a fraction of the scene diagonal (see BakeOptions).
 inline constexpr float kAutoClampDistance = 0.045f;
 
+// Where the hemicube pixels are warped into the store (see gpu_insertion.hpp).
+enum class WarpDevice {
+  Automatic,  // the GPU on a hardware GL, the CPU on a software one (llvmpipe), where both share the cores
+  Cpu,        // read each hemicube back and insert it with TBB (ibrr/ldc_builder.hpp)
+  Gpu,        // insert it on the GPU where it was rendered, no readback (needs seedLayersFromGeometry)
+};
+
 struct BakeOptions {
   std::uint32_t paths = 4096;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
@@ -41,6 +48,7 @@ struct BakeOptions {
   // Stop adding light paths once the bake has run this long (seconds; 0 = no limit) and scale the
   // store to the paths completed. The result then depends on the machine's speed.
   double timeBudgetSeconds = 0.0;
+  WarpDevice warp = WarpDevice::Automatic;
 };
 
 struct BakeStats {
@@ -50,21 +58,30 @@ struct BakeStats {
   std::uint64_t samplesInserted = 0;  // covered pixels warped into the store
   std::uint64_t trianglesSubmitted = 0;
   std::uint64_t seedSamples = 0;      // geometry seeds (seedLayersFromGeometry)
-  double seedSeconds = 0.0;      // making and inserting the seeds
-  double vplSeconds = 0.0;       // light paths
-  double renderSeconds = 0.0;    // GL submission + rasterisation (GL thread)
-  double readbackSeconds = 0.0;  // glGetTextureSubImage (GL thread)
-  double warpSeconds = 0.0;      // conversion + LDC insertion (TBB, overlapped with rendering)
-  double insertSeconds = 0.0;    // of which LDC insertion
-  double waitSeconds = 0.0;      // GL thread waiting for the warp to free a batch
-  double totalSeconds = 0.0;     // wall time of the whole bake (checkpoint callbacks excluded)
-  std::uint32_t pathsCompleted = 0;  // options.paths, or fewer when the time budget ended the bake
+  double seedSeconds = 0.0;           // making and inserting the seeds
+  double vplSeconds = 0.0;            // light paths
+  double renderSeconds = 0.0;         // GL submission + rasterisation (GL thread)
+  double readbackSeconds = 0.0;       // glGetTextureSubImage (GL thread; CPU warp only)
+  double warpSeconds = 0.0;           // CPU: conversion + LDC insertion (TBB, overlapped with rendering); GPU: the
+                                      // insertion passes, each waited for
+  double insertSeconds = 0.0;         // of which LDC insertion
+  double waitSeconds = 0.0;           // GL thread waiting for the warp to free a batch (CPU warp)
+  std::uint64_t pixelWrites = 0;      // (sample, LDI pixel) pairs the splats covered
+  std::uint64_t seedLayers = 0;       // layers the geometry seeds made
+  std::uint64_t openedLayers = 0;     // layers the hemicubes opened (surfaces the seeds lack)
+  WarpDevice warp = WarpDevice::Cpu;  // the device that warped
+  double totalSeconds = 0.0;          // wall time of the whole bake (checkpoint callbacks excluded)
+  std::uint32_t pathsCompleted = 0;   // options.paths, or fewer when the time budget ended the bake
 };
 
 struct BakeResult {
   LayeredDepthCube store;
   BakeStats stats;
 };
+
+// The device options.warp resolves to on the current GL context.
+WarpDevice resolveWarpDevice(WarpDevice requested);
+const char* warpDeviceName(WarpDevice warp);  // "cpu", "gpu" or "auto"
 
 // Throws ibrr::Error naming the flag (--paths, --ldc, --hemicube, ...) for an option out of range.
 // bakeStore() checks too; commands call it first to fail before loading anything.

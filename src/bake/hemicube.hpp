@@ -73,6 +73,7 @@ public:
   void readBack(HemicubeCapture& capture);
 
   [[nodiscard]] GLuint positionTexture() const { return m_positionTarget.id(); }
+  [[nodiscard]] GLuint normalTexture() const { return m_normalTarget.id(); }  // xyz normal, w = g
   // The distance, in world units, by which a surface VPL is moved off its surface.
   [[nodiscard]] float surfaceOffset() const { return m_surfaceOffset; }
 

@@ -1,0 +1,264 @@
+#version 450 core
+// GPU insertion of one hemicube into the LDC store (Mertens & Van Reeth 2002, §4), reading the atlas where the
+// hemicube pass rendered it: no readback. One invocation per atlas texel; the same steps as the CPU bake:
+//   sample     the surface point p the texel sees, its normal n (facing the VPL) and g = I(ω)/Φ·cosθx/r²
+//              (clamped to u_clamp when > 0); its footprint A = dω·r²/max(cosθ, 0.01) (ibrr::footprintArea)
+//   warp       the LDI of n's dominant axis, p's pixel coordinates there; outside the cube: dropped
+//   splat      the parallelogram footprint of ibrr/splat.hpp (box, or the Gaussian of its covariance), the
+//              own pixel always included; pixel q takes the share a_q = w_q·A/W, W = Σ w
+//   match      the layer of pixel q whose plane (n_l, d_l) p lies on: |p·n_l − d_l| < ε_d, n·n_l > 1 − ε_n,
+//              the nearest plane winning, among the seeded layers and those born before the sample
+// The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and the host
+// opens their layers (src/bake/gpu_insertion.cpp) before the accumulating pass.
+//   accumulate Σ a·g and Σ a of the matched layer (ldc_insertion.glsl), and the layer joins the touched list
+//              the first time this hemicube reaches it
+#include "ldc_insertion.glsl"
+
+layout(local_size_x = 8, local_size_y = 8) in;
+
+layout(binding = 0) uniform sampler2D u_atlasPosition;  // xyz world, w = 1 where covered
+layout(binding = 1) uniform sampler2D u_atlasNormal;    // xyz normal facing the VPL, w = g
+
+layout(location = 0) uniform vec3 u_centre;        // hemicube centre, world units
+layout(location = 1) uniform int u_resolution;     // H
+layout(location = 2) uniform int u_rows;           // atlas rows in use
+layout(location = 3) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
+layout(location = 4) uniform float u_clamp;        // bound on g, 0 = none
+layout(location = 5) uniform uint u_hemicube;      // this hemicube's stamp, ≥ 1
+layout(location = 6) uniform vec3 u_origin;        // LDC cube min corner, world units
+layout(location = 7) uniform float u_invPixelSize; // 1 / LDI pixel width
+layout(location = 8) uniform int u_ldcResolution;  // R
+layout(location = 9) uniform float u_epsDistance;  // ε_d, world units
+layout(location = 10) uniform float u_minCos;      // 1 − ε_n
+layout(location = 11) uniform int u_gaussian;      // 0 box, 1 Gaussian
+layout(location = 12) uniform float u_minArea;     // footprint floor, world units²
+layout(location = 18) uniform int u_missPass;      // 1: list own-pixel misses; 0: accumulate
+
+// The constants of ibrr/hemicube_samples.hpp and ibrr/splat.hpp, set from there by src/bake/gpu_insertion.cpp.
+layout(location = 13) uniform float kMinFootprintCos;
+layout(location = 14) uniform float kSplatCoverage;
+layout(location = 15) uniform float kMaxHalfExtent;    // pixels
+layout(location = 16) uniform float kGaussianCutoff2;
+layout(location = 17) uniform float kEdgeSlack;
+
+int dominantAxis(vec3 n) {
+  vec3 a = abs(n);
+  if (a.x >= a.y && a.x >= a.z) return 0;
+  return a.y >= a.z ? 1 : 2;
+}
+vec2 ldiPlane(int ldi, vec3 v) {  // (u, v) = ((a+1) mod 3, (a+2) mod 3)
+  return ldi == 0 ? v.yz : (ldi == 1 ? v.zx : v.xy);
+}
+vec2 clampLength(vec2 v, float maxLength) {
+  float len2 = dot(v, v);
+  return len2 <= maxLength * maxLength ? v : v * (maxLength / sqrt(len2));
+}
+
+// The splat of ibrr/splat.hpp: matrix m (box: inverse of [e1 e2]; Gaussian: V⁻¹ with m[1][0] unused), bounds.
+struct Splat {
+  vec2 centre;
+  float m00, m01, m10, m11;
+  ivec2 lo, hi, own;
+  bool ownOnly;
+};
+
+Splat prepareSplat(int ldi, vec3 p, vec3 n, float area) {
+  Splat s;
+  s.centre = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
+  s.own = min(ivec2(s.centre), ivec2(u_ldcResolution - 1));
+  vec2 e1 = vec2(0.0), e2 = vec2(0.0);
+  if (area > 0.0) {
+    vec3 w = p - u_centre;
+    float dist2 = dot(w, w);
+    vec3 t1 = vec3(0.0);
+    float cosTheta = 1.0;
+    if (dist2 > 0.0) {
+      vec3 wn = w / sqrt(dist2);
+      cosTheta = max(abs(dot(wn, n)), kMinFootprintCos);
+      t1 = cross(n, wn);
+    }
+    if (dot(t1, t1) < 1e-12) t1 = abs(n.x) < 0.9 ? cross(n, vec3(1, 0, 0)) : cross(n, vec3(0, 1, 0));
+    t1 = normalize(t1);
+    vec3 t2 = cross(n, t1);
+    float halfShort = 0.5 * sqrt(area * cosTheta);
+    float halfLong = halfShort / cosTheta;
+    e1 = clampLength(ldiPlane(ldi, t1) * (kSplatCoverage * halfShort * u_invPixelSize), kMaxHalfExtent);
+    e2 = clampLength(ldiPlane(ldi, t2) * (kSplatCoverage * halfLong * u_invPixelSize), kMaxHalfExtent);
+  }
+  vec2 halfExtent;
+  s.ownOnly = false;
+  if (u_gaussian == 0) {
+    float det = e1.x * e2.y - e2.x * e1.y;
+    if (!(abs(det) > 1e-12)) {
+      s.ownOnly = true;
+      s.lo = s.hi = s.own;
+      return s;
+    }
+    float invDet = 1.0 / det;
+    s.m00 = e2.y * invDet;
+    s.m01 = -e2.x * invDet;
+    s.m10 = -e1.y * invDet;
+    s.m11 = e1.x * invDet;
+    halfExtent = abs(e1) + abs(e2);
+  } else {
+    float a = (e1.x * e1.x + e2.x * e2.x) / 3.0 + 1.0 / 12.0;
+    float b = (e1.x * e1.y + e2.x * e2.y) / 3.0;
+    float c = (e1.y * e1.y + e2.y * e2.y) / 3.0 + 1.0 / 12.0;
+    float vdet = a * c - b * b;
+    s.m00 = c / vdet;
+    s.m01 = -b / vdet;
+    s.m11 = a / vdet;
+    halfExtent = sqrt(kGaussianCutoff2 * vec2(a, c));
+  }
+  s.lo = max(ivec2(0), ivec2(ceil(s.centre - halfExtent - 0.5)));
+  s.hi = min(ivec2(u_ldcResolution - 1), ivec2(floor(s.centre + halfExtent - 0.5)));
+  s.lo = min(s.lo, s.own);
+  s.hi = max(s.hi, s.own);
+  return s;
+}
+
+// The kernel weight of pixel q, 0 when the splat does not cover it.
+float splatWeight(Splat s, ivec2 q) {
+  if (q == s.own) {
+    if (u_gaussian == 0 || s.ownOnly) return 1.0;
+  } else if (s.ownOnly) {
+    return 0.0;
+  }
+  vec2 d = vec2(q) + 0.5 - s.centre;
+  if (u_gaussian == 0) {
+    float alpha = s.m00 * d.x + s.m01 * d.y;
+    float beta = s.m10 * d.x + s.m11 * d.y;
+    return abs(alpha) <= kEdgeSlack && abs(beta) <= kEdgeSlack ? 1.0 : 0.0;
+  }
+  float m2 = s.m00 * d.x * d.x + 2.0 * s.m01 * d.x * d.y + s.m11 * d.y * d.y;
+  return q == s.own || m2 <= kGaussianCutoff2 ? exp(-0.5 * m2) : 0.0;
+}
+
+bool bornBy(uvec2 birth, uvec2 moment) { return birth.x < moment.x || (birth.x == moment.x && birth.y <= moment.y); }
+
+// The layer of global pixel g that (p, n) lies on among those born by `moment`, or -1.
+int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment) {
+  int best = -1;
+  float bestDistance = u_epsDistance;
+  for (uint l = b_offsets[g]; l < b_offsets[g + 1u]; ++l) {
+    vec4 plane = b_planes[l];
+    float distance = abs(dot(p, plane.xyz) - plane.w);
+    if (distance < bestDistance && dot(n, plane.xyz) > u_minCos) {
+      best = int(l);
+      bestDistance = distance;
+    }
+  }
+  for (int l = b_extraHead[g]; l >= 0; l = b_extraNext[l]) {
+    vec4 plane = b_planes[l];
+    float distance = abs(dot(p, plane.xyz) - plane.w);
+    if (distance < bestDistance && dot(n, plane.xyz) > u_minCos && bornBy(b_births[l], moment)) {
+      best = l;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+// Solid angle of atlas texel (x, y) (ibrr::hemicubePixelSolidAngle): the front face's rows [0, H), then the
+// side faces of u_sideFaceRows rows each, a half face covering [0, 1] of its face vertically.
+float texelSolidAngle(ivec2 texel) {
+  bool front = texel.y < u_resolution;
+  int row = front ? texel.y : (texel.y - u_resolution) % u_sideFaceRows;
+  bool halfFace = !front && u_sideFaceRows * 2 == u_resolution;
+  float side = 2.0 / float(u_resolution);
+  float a = -1.0 + (float(texel.x) + 0.5) * side;
+  float b = (halfFace ? 0.0 : -1.0) + (float(row) + 0.5) * side;
+  float rho2 = 1.0 + a * a + b * b;
+  return side * side / (rho2 * sqrt(rho2));
+}
+
+// Inserts one atlas texel; returns the LDI pixels its splat covered (0 when it is no sample or dropped).
+uint insertTexel(ivec2 texel, inout uint samples) {
+  if (texel.x >= u_resolution || texel.y >= u_rows) return 0u;
+  vec4 position = texelFetch(u_atlasPosition, texel, 0);
+  if (position.w < 0.5) return 0u;
+  vec4 normalGeometry = texelFetch(u_atlasNormal, texel, 0);
+  float g = normalGeometry.w;
+  if (u_clamp > 0.0) g = min(g, u_clamp);
+  if (!(g > 0.0)) return 0u;  // back-facing to the VPL or outside a spot's cone: no light
+  vec3 p = position.xyz;
+  vec3 toCentre = u_centre - p;
+  float distance = length(toCentre);
+  float cosTheta = distance > 0.0 ? dot(normalGeometry.xyz, toCentre) / distance : 1.0;
+  float area = texelSolidAngle(texel) * distance * distance / max(abs(cosTheta), kMinFootprintCos);
+
+  float len2 = dot(normalGeometry.xyz, normalGeometry.xyz);
+  bool valid = len2 > 1e-20 && !any(isinf(p)) && !any(isnan(p)) && !isinf(area) && !isnan(area) && !isinf(g);
+  vec3 n = normalGeometry.xyz * inversesqrt(max(len2, 1e-30));
+  int ldi = dominantAxis(n);
+  vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
+  if (!valid || any(lessThan(pixel, vec2(0.0))) || any(greaterThanEqual(pixel, vec2(u_ldcResolution)))) {
+    if (u_missPass == 0) atomicAdd(b_control[6], 1u);
+    return 0u;
+  }
+  uvec2 moment = uvec2(u_hemicube, uint(texel.y * u_resolution + texel.x));  // the sample's place in the order
+  if (u_missPass == 1) {
+    ivec2 own = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
+    uint ownPixel = uint(ldi * u_ldcResolution * u_ldcResolution + own.y * u_ldcResolution + own.x);
+    if (matchLayer(ownPixel, p, n, moment) < 0) {
+      uint index = atomicAdd(b_control[10], 1u);
+      if (index < b_control[11])
+        b_misses[index] = uvec4(moment.y, ownPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
+      if (index < b_control[11])
+        b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(n));
+    }
+    return 0u;
+  }
+  ++samples;
+  Splat s = prepareSplat(ldi, p, n, max(area, 0.0));
+  float weightSum = 0.0;
+  for (int j = s.lo.y; j <= s.hi.y; ++j)
+    for (int i = s.lo.x; i <= s.hi.x; ++i) weightSum += splatWeight(s, ivec2(i, j));
+  float areaScale = max(area, u_minArea) / weightSum;  // A/W
+  uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
+  uint writes = 0u;
+  for (int j = s.lo.y; j <= s.hi.y; ++j)
+    for (int i = s.lo.x; i <= s.hi.x; ++i) {
+      float w = splatWeight(s, ivec2(i, j));
+      if (w == 0.0) continue;
+      ++writes;
+      uint global = base + uint(j * u_ldcResolution + i);
+      int layer = matchLayer(global, p, n, moment);
+      if (layer < 0) {
+        if (ivec2(i, j) == s.own) atomicAdd(b_control[7], 1u);  // the miss pass opened one: never
+        continue;  // spill beside the layers: dropped, as on the CPU
+      }
+      float a = w * areaScale;  // world units²
+      uint at = 4u * uint(layer);
+      atomicAdd64(at, floor(a * g * kSumScale + 0.5));
+      atomicAdd64(at + 2u, floor(a * u_invPixelSize * u_invPixelSize * kAreaScale + 0.5));
+      if (b_stamps[layer] != u_hemicube && atomicExchange(b_stamps[layer], u_hemicube) != u_hemicube) {
+        uint index = atomicAdd(b_control[3], 1u);
+        b_touched[index] = uint(layer);
+        if (index % kFlushGroupSize == 0u) atomicAdd(b_control[0], 1u);
+      }
+    }
+  return writes;
+}
+
+shared uint s_writes;
+shared uint s_samples;
+
+void main() {
+  if (gl_LocalInvocationIndex == 0u) {
+    s_writes = 0u;
+    s_samples = 0u;
+  }
+  barrier();
+  uint samples = 0u;
+  uint writes = insertTexel(ivec2(gl_GlobalInvocationID.xy), samples);
+  if (writes != 0u) atomicAdd(s_writes, writes);
+  if (samples != 0u) atomicAdd(s_samples, samples);
+  barrier();
+  if (gl_LocalInvocationIndex == 0u) {  // one global atomic per group for the counters
+    uint old = atomicAdd(b_control[4], s_writes);
+    if (old + s_writes < old) atomicAdd(b_control[5], 1u);
+    old = atomicAdd(b_control[8], s_samples);
+    if (old + s_samples < old) atomicAdd(b_control[9], 1u);
+  }
+}

@@ -1,0 +1,316 @@
+#include "bake/gpu_insertion.hpp"
+
+#include "gpu/debug.hpp"
+#include "gpu/shader.hpp"
+#include "ibrr/octahedral.hpp"
+#include "util/error.hpp"
+
+#include <glm/gtc/type_ptr.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace ibrr::bake {
+namespace {
+
+// Bindings of shaders/ldc_insertion.glsl.
+enum Binding : GLuint {
+  kOffsets = 0,
+  kPlanes,
+  kSums,
+  kStamps,
+  kTouched,
+  kTotals,
+  kControl,
+  kExtraHeads,
+  kExtraNext,
+  kBirths,
+  kMisses,
+  kBindingCount
+};
+// Uniform locations of shaders/ldc_insert.comp.
+enum InsertUniform : GLint {
+  kCentre = 0,
+  kResolution,
+  kRows,
+  kSideFaceRows,
+  kClamp,
+  kHemicube,
+  kOrigin,
+  kInvPixelSize,
+  kLdcResolution,
+  kEpsDistance,
+  kMinCos,
+  kGaussian,
+  kMinArea,
+  kMinFootprintCosU,
+  kSplatCoverageU,
+  kMaxHalfExtentU,
+  kGaussianCutoff2U,
+  kEdgeSlackU,
+  kMissPass
+};
+// Uniform locations of shaders/ldc_flush.comp.
+enum FlushUniform : GLint { kPower = 0, kPixelArea };
+// Words of the control buffer: the flush's indirect dispatch, the touched count and the counters.
+enum ControlWord : std::uint32_t {
+  kGroups = 0,
+  kTouchedCount = 3,
+  kWritesLow = 4,
+  kWritesHigh = 5,
+  kDropped = 6,
+  kUnopened = 7,
+  kSamplesLow = 8,
+  kSamplesHigh = 9,
+  kMissCount = 10,
+  kMissCapacity = 11,
+  kControlWords = 12
+};
+constexpr GLuint kInsertGroup = 8;             // ldc_insert.comp local size, each side
+constexpr float kMinSampleAreaPixels = 1e-9f;  // as ibrr/ldc_builder.cpp: a zero footprint still counts, barely
+// Per-layer buffers: bytes per layer for the sums, stamps, touched list, totals, planes, next links, births.
+constexpr std::size_t kSumBytes = 16, kStampBytes = 4, kTouchedBytes = 4, kTotalBytes = 16, kPlaneBytes = 16,
+                      kNextBytes = 4, kBirthBytes = 8;
+
+gpu::Buffer filledBuffer(std::size_t bytes, std::uint32_t word) {
+  gpu::Buffer buffer(GLsizeiptr(std::max<std::size_t>(bytes, 16)), nullptr, GL_DYNAMIC_STORAGE_BIT);
+  glClearNamedBufferData(buffer.id(), GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &word);
+  return buffer;
+}
+
+// A larger copy of `buffer`: its first `used` bytes kept, the rest filled with `word`.
+void growBuffer(gpu::Buffer& buffer, std::size_t used, std::size_t bytes, std::uint32_t word) {
+  gpu::Buffer grown = filledBuffer(bytes, word);
+  if (used > 0) glCopyNamedBufferSubData(buffer.id(), grown.id(), 0, 0, GLsizeiptr(used));
+  buffer = std::move(grown);
+}
+
+std::uint32_t readWord(const gpu::Buffer& buffer, std::uint32_t word) {
+  std::uint32_t value = 0;
+  glGetNamedBufferSubData(buffer.id(), GLintptr(word * 4), 4, &value);
+  return value;
+}
+
+template <class T>
+void upload(const gpu::Buffer& buffer, std::size_t first, std::size_t count, const std::vector<T>& from) {
+  if (count > 0)
+    glNamedBufferSubData(buffer.id(), GLintptr(first * sizeof(T)), GLsizeiptr(count * sizeof(T)), &from[first]);
+}
+
+}  // namespace
+
+GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution)
+    : m_params(seeded.params()),
+      m_frame(seeded.frame()),
+      m_insert(gpu::loadProgram({"ldc_insert.comp"})),
+      m_flush(gpu::loadProgram({"ldc_flush.comp"})) {
+  if (seeded.stats().hemicubes != 0) throw Error("the GPU insertion starts from a store with no hemicube in it");
+  LdcBuilder::Planes planes = seeded.planes();
+  m_offsets = std::move(planes.offsets);
+  m_planes = std::move(planes.planes);
+  m_seedLayers = m_planes.size();
+  m_births.assign(m_planes.size(), glm::uvec2(0));
+  m_extraNext.assign(m_planes.size(), -1);
+  m_extraHead.assign(m_frame.pixelCount(), -1);
+  m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
+  m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
+  reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
+  upload(m_planeBuffer, 0, m_planes.size(), m_planes);
+  // Every texel of a full cube at the largest H can miss.
+  m_missCapacity = std::uint32_t(6 * maxHemicubeResolution * maxHemicubeResolution);
+  m_missBuffer = filledBuffer(2 * std::size_t(m_missCapacity) * 16, 0);
+  std::uint32_t control[kControlWords] = {0, 1, 1};
+  control[kMissCapacity] = m_missCapacity;
+  m_controlBuffer = gpu::Buffer(GLsizeiptr(sizeof control), control, GL_DYNAMIC_STORAGE_BIT);
+
+  const GLuint id = m_insert.id();
+  glProgramUniform3fv(id, kOrigin, 1, glm::value_ptr(m_frame.origin()));
+  glProgramUniform1f(id, kInvPixelSize, m_frame.invPixelSize());
+  glProgramUniform1i(id, kLdcResolution, m_frame.resolution());
+  glProgramUniform1f(id, kEpsDistance, m_params.epsDistance);
+  glProgramUniform1f(id, kMinCos, 1.0f - m_params.epsNormal);
+  glProgramUniform1i(id, kGaussian, kernel == SplatKernel::Gaussian ? 1 : 0);
+  glProgramUniform1f(id, kMinArea, kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize());
+  glProgramUniform1f(id, kMinFootprintCosU, kMinFootprintCos);
+  glProgramUniform1f(id, kSplatCoverageU, kSplatCoverage);
+  glProgramUniform1f(id, kMaxHalfExtentU, kMaxSplatHalfExtentPixels);
+  glProgramUniform1f(id, kGaussianCutoff2U, kGaussianCutoff * kGaussianCutoff);
+  glProgramUniform1f(id, kEdgeSlackU, detail::kEdgeSlack);
+  glProgramUniform1f(m_flush.id(), kPixelArea, m_frame.pixelSize() * m_frame.pixelSize());
+  gpu::checkGlError("setting up the GPU insertion");
+}
+
+void GpuInsertion::reserveLayers(std::size_t layers) {
+  if (layers <= m_capacity) return;
+  GLint maxBlock = 0;
+  glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
+  if (double(layers) * double(kSumBytes) > double(maxBlock))
+    throw Error("the store's " + std::to_string(layers) + " layers need " + std::to_string(layers * kSumBytes >> 20) +
+                " MiB buffers, beyond this GL's " + std::to_string(maxBlock >> 20) +
+                " MiB; bake with --warp cpu or a smaller --ldc");
+  const std::size_t used = m_capacity;
+  growBuffer(m_planeBuffer, used * kPlaneBytes, layers * kPlaneBytes, 0);
+  growBuffer(m_sumBuffer, used * kSumBytes, layers * kSumBytes, 0);
+  growBuffer(m_stampBuffer, used * kStampBytes, layers * kStampBytes, 0);
+  growBuffer(m_touchedBuffer, 0, layers * kTouchedBytes, 0);
+  growBuffer(m_totalBuffer, used * kTotalBytes, layers * kTotalBytes, 0);
+  growBuffer(m_extraNextBuffer, used * kNextBytes, layers * kNextBytes, 0xFFFFFFFFu);
+  growBuffer(m_birthBuffer, used * kBirthBytes, layers * kBirthBytes, 0);
+  m_capacity = layers;
+}
+
+void GpuInsertion::bindBuffers() const {
+  const gpu::Buffer* buffers[kBindingCount] = {&m_offsetBuffer,    &m_planeBuffer, &m_sumBuffer,     &m_stampBuffer,
+                                               &m_touchedBuffer,   &m_totalBuffer, &m_controlBuffer, &m_extraHeadBuffer,
+                                               &m_extraNextBuffer, &m_birthBuffer, &m_missBuffer};
+  for (GLuint b = 0; b < kBindingCount; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, buffers[b]->id());
+}
+
+void GpuInsertion::dispatchInsert(int resolution, int rows, bool missPass) const {
+  glProgramUniform1i(m_insert.id(), kMissPass, missPass ? 1 : 0);
+  m_insert.use();
+  glDispatchCompute((GLuint(resolution) + kInsertGroup - 1) / kInsertGroup,
+                    (GLuint(rows) + kInsertGroup - 1) / kInsertGroup, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+}
+
+std::int32_t GpuInsertion::matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const {
+  const float minCos = 1.0f - m_params.epsNormal;
+  std::int32_t best = -1;
+  float bestDistance = m_params.epsDistance;
+  for (std::int32_t l = m_extraHead[pixel]; l >= 0; l = m_extraNext[std::size_t(l)]) {
+    const glm::vec4& plane = m_planes[std::size_t(l)];
+    const float distance = std::fabs(glm::dot(p, glm::vec3(plane)) - plane.w);
+    if (distance < bestDistance && glm::dot(n, glm::vec3(plane)) > minCos) {
+      best = l;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+// Opens the layers of the miss pass's samples in sample (atlas texel) order: a sample that lies on a layer an
+// earlier one of them opened joins it; the others open their own, at the end of their pixel's list.
+void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
+  ++m_missReadbacks;
+  const std::uint32_t listed = std::min(missCount, m_missCapacity);
+  std::vector<glm::uvec4> misses(2 * std::size_t(m_missCapacity));
+  glGetNamedBufferSubData(m_missBuffer.id(), 0, GLsizeiptr(listed * 16), misses.data());
+  glGetNamedBufferSubData(m_missBuffer.id(), GLintptr(m_missCapacity * 16), GLsizeiptr(listed * 16),
+                          misses.data() + m_missCapacity);
+  std::vector<std::uint32_t> order(listed);
+  for (std::uint32_t k = 0; k < listed; ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return misses[a].x < misses[b].x; });
+  const std::size_t firstNew = m_planes.size();
+  std::vector<std::uint32_t> changedHeads, changedLinks;
+  for (std::uint32_t k : order) {
+    const glm::uvec4 a = misses[k], b = misses[m_missCapacity + k];
+    const glm::vec3 p(std::bit_cast<float>(a.z), std::bit_cast<float>(a.w), std::bit_cast<float>(b.x));
+    const glm::vec3 n(std::bit_cast<float>(b.y), std::bit_cast<float>(b.z), std::bit_cast<float>(b.w));
+    const std::uint32_t pixel = a.y;
+    if (matchExtra(pixel, p, n) >= 0) continue;
+    const auto id = static_cast<std::int32_t>(m_planes.size());
+    m_planes.emplace_back(n, glm::dot(p, n));
+    m_births.emplace_back(std::uint32_t(m_hemicubes), a.x);
+    m_extraNext.push_back(-1);
+    std::int32_t* link = &m_extraHead[pixel];
+    while (*link >= 0) link = &m_extraNext[std::size_t(*link)];
+    if (link == &m_extraHead[pixel])
+      changedHeads.push_back(pixel);
+    else
+      changedLinks.push_back(std::uint32_t(link - m_extraNext.data()));
+    *link = id;
+  }
+  const std::size_t opened = m_planes.size() - firstNew;
+  if (opened == 0) return;
+  reserveLayers(m_planes.size() + m_planes.size() / 8);
+  upload(m_planeBuffer, firstNew, opened, m_planes);
+  upload(m_birthBuffer, firstNew, opened, m_births);
+  upload(m_extraNextBuffer, firstNew, opened, m_extraNext);
+  for (std::uint32_t link : changedLinks) upload(m_extraNextBuffer, link, 1, m_extraNext);
+  for (std::uint32_t pixel : changedHeads) upload(m_extraHeadBuffer, pixel, 1, m_extraHead);
+}
+
+void GpuInsertion::insert(const HemicubeRenderer& atlas, const HemicubeCapture& layout, const glm::vec3& power,
+                          float clamp) {
+  if (m_hemicubes + 1 >= std::numeric_limits<std::uint32_t>::max())
+    throw Error("the GPU insertion takes at most 2^32-2 hemicubes; bake with --warp cpu");
+  gpu::DebugGroup group("LDC insertion");
+  ++m_hemicubes;
+  const int resolution = layout.resolution;
+  const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
+  const GLuint id = m_insert.id();
+  glProgramUniform3fv(id, kCentre, 1, glm::value_ptr(layout.centre));
+  glProgramUniform1i(id, kResolution, resolution);
+  glProgramUniform1i(id, kRows, rows);
+  glProgramUniform1i(id, kSideFaceRows, layout.faces.size() > 1 ? layout.faces[1].rows : resolution);
+  glProgramUniform1f(id, kClamp, clamp);
+  glProgramUniform1ui(id, kHemicube, static_cast<GLuint>(m_hemicubes));
+  bindBuffers();
+  glBindTextureUnit(0, atlas.positionTexture());
+  glBindTextureUnit(1, atlas.normalTexture());
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the previous command
+
+  const std::uint32_t zero = 0;
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kMissCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+  dispatchInsert(resolution, rows, true);
+  if (const std::uint32_t missCount = readWord(m_controlBuffer, kMissCount); missCount > 0) {
+    openMissedLayers(missCount);
+    bindBuffers();  // buffers may have grown
+  }
+  dispatchInsert(resolution, rows, false);
+
+  glProgramUniform3fv(m_flush.id(), kPower, 1, glm::value_ptr(power));
+  m_flush.use();
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, m_controlBuffer.id());
+  glDispatchComputeIndirect(0);
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+  // The next hemicube starts with an empty touched list and no flush groups.
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kGroups * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kTouchedCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                            &zero);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
+}
+
+GpuInsertionStats GpuInsertion::stats() const {
+  std::uint32_t control[kControlWords];
+  glGetNamedBufferSubData(m_controlBuffer.id(), 0, GLsizeiptr(sizeof control), control);
+  GpuInsertionStats stats;
+  stats.hemicubes = m_hemicubes;
+  stats.samples = (std::uint64_t(control[kSamplesHigh]) << 32) | control[kSamplesLow];
+  stats.pixelWrites = (std::uint64_t(control[kWritesHigh]) << 32) | control[kWritesLow];
+  stats.droppedSamples = control[kDropped];
+  stats.openedLayers = m_planes.size() - m_seedLayers;
+  stats.missReadbacks = m_missReadbacks;
+  return stats;
+}
+
+LayeredDepthCube GpuInsertion::finalize() const {
+  std::vector<glm::vec4> totals(m_planes.size());
+  if (!totals.empty())
+    glGetNamedBufferSubData(m_totalBuffer.id(), 0, GLsizeiptr(totals.size() * sizeof(glm::vec4)), totals.data());
+  gpu::checkGlError("reading the store back from the GPU");
+  // Store order: pixel by pixel, the seeds' layers and then those opened later, in the order they were opened.
+  std::vector<std::uint32_t> offsets(m_offsets.size());
+  std::vector<PackedLayer> layers;
+  layers.reserve(m_planes.size());
+  auto pack = [&](std::size_t l) {
+    const glm::vec4& plane = m_planes[l];
+    const glm::vec4& total = totals[l];
+    layers.push_back(PackedLayer{octEncode(glm::vec3(plane)), plane.w, total.x, total.y, total.z,
+                                 static_cast<std::uint32_t>(total.w)});
+  };
+  for (std::size_t g = 0; g + 1 < m_offsets.size(); ++g) {
+    offsets[g] = static_cast<std::uint32_t>(layers.size());
+    for (std::uint32_t l = m_offsets[g]; l < m_offsets[g + 1]; ++l) pack(l);
+    for (std::int32_t l = m_extraHead[g]; l >= 0; l = m_extraNext[std::size_t(l)]) pack(std::size_t(l));
+  }
+  offsets.back() = static_cast<std::uint32_t>(layers.size());
+  return LayeredDepthCube(m_params, m_hemicubes, std::move(offsets), std::move(layers));
+}
+
+}  // namespace ibrr::bake

@@ -1,0 +1,80 @@
+#pragma once
+// The IBRR warp on the GPU: each hemicube is inserted into the store where it was rendered, by a compute pass
+// over its atlas (shaders/ldc_insert.comp), with no readback; the store comes back once, at the end.
+//
+// It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per hemicube:
+//   1. a miss pass lists the samples whose own pixel has no layer (a surface the seeds lack: the back of an
+//      open surface, which the seeds take from the front); the host reads back their count (4 bytes) and,
+//      when there are any, the list;
+//   2. the host opens their layers in sample order, as the CPU builder does, and uploads them as per-pixel
+//      lists with their births, so that a sample sees only the layers opened before it;
+//   3. the accumulating pass matches and adds; a flush adds the hemicube's means to the totals.
+// One difference from the CPU builder remains: it lets the samples of a chunk that fall on one pixel's plane
+// share that pixel's record (ibrr/ldc_builder.cpp), while here each sample is matched by its own plane. They
+// differ only where two layers of a pixel lie within ε of a sample.
+//
+// Each hemicube's sums are 64-bit fixed point, added with integer atomics, so a bake gives the same store run
+// after run; the hemicube means are added to the totals in hemicube order (shaders/ldc_insertion.glsl).
+#include "bake/hemicube.hpp"
+#include "gpu/resources.hpp"
+#include "ibrr/ldc.hpp"
+#include "ibrr/ldc_builder.hpp"
+#include "ibrr/splat.hpp"
+
+#include <glm/glm.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace ibrr::bake {
+
+struct GpuInsertionStats {
+  std::uint64_t hemicubes = 0;
+  std::uint64_t samples = 0;         // covered, lit atlas texels inserted
+  std::uint64_t pixelWrites = 0;     // (sample, LDI pixel) pairs its splats covered
+  std::uint64_t droppedSamples = 0;  // non-finite, or outside the cube
+  std::uint64_t openedLayers = 0;    // layers opened after the seeds
+  std::uint64_t missReadbacks = 0;   // hemicubes whose misses were read back
+};
+
+class GpuInsertion {
+public:
+  // Uploads the layers of `seeded` (a builder given its seeds and no hemicube yet). maxHemicubeResolution:
+  // the largest H to be inserted. A GL 4.5 context must be current. Throws ibrr::Error when the layers do not
+  // fit in GPU buffers.
+  GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution);
+
+  // Adds the hemicube last drawn into `atlas` (HemicubeRenderer::draw, which filled `layout`) with its VPL's
+  // power Φ and the bound on g (0 = none).
+  void insert(const HemicubeRenderer& atlas, const HemicubeCapture& layout, const glm::vec3& power, float clamp);
+
+  // The store of everything inserted so far (reads the totals back).
+  LayeredDepthCube finalize() const;
+  GpuInsertionStats stats() const;
+
+private:
+  void bindBuffers() const;
+  void dispatchInsert(int resolution, int rows, bool missPass) const;
+  void openMissedLayers(std::uint32_t missCount);
+  void reserveLayers(std::size_t layers);
+  std::int32_t matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const;
+
+  LdcParams m_params;
+  LdcFrame m_frame;
+  // The layers as on the GPU: the seeds' compact part (m_offsets), then the opened ones as per-pixel lists.
+  std::vector<std::uint32_t> m_offsets;
+  std::vector<glm::vec4> m_planes;        // (n, d) per layer
+  std::vector<glm::uvec2> m_births;       // (hemicube, atlas texel); (0, 0) for the seeds
+  std::vector<std::int32_t> m_extraHead;  // per pixel
+  std::vector<std::int32_t> m_extraNext;  // per layer
+  std::size_t m_capacity = 0;             // layers the per-layer buffers hold
+  std::uint32_t m_missCapacity = 0;       // entries of the miss list
+  gpu::Buffer m_offsetBuffer, m_planeBuffer, m_sumBuffer, m_stampBuffer, m_touchedBuffer, m_totalBuffer,
+      m_controlBuffer, m_extraHeadBuffer, m_extraNextBuffer, m_birthBuffer, m_missBuffer;
+  gpu::Program m_insert, m_flush;
+  std::uint64_t m_hemicubes = 0;
+  std::uint64_t m_missReadbacks = 0;
+  std::size_t m_seedLayers = 0;
+};
+
+}  // namespace ibrr::bake
