@@ -112,6 +112,10 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     const fs::path store = folder / "kept.ibrr";
     expectCleanFailure({"bake", "cornell", "--hemicube", "63", "-o", store.string()}, {"--hemicube 63", "even"}, store);
     expectCleanFailure({"bake", "cornell", "--ldc", "2", "-o", store.string()}, {"--ldc 2"}, store);
+    expectCleanFailure({"bake", "cornell", "--warp", "gpus", "-o", store.string()}, {"--warp 'gpus'", "auto, cpu or gpu"},
+                       store);
+    expectCleanFailure({"bake", "cornell", "--method", "gather", "--warp", "gpu", "-o", (folder / "g.lightmap").string()},
+                       {"--warp"}, store);
     expectCleanFailure({"bake", "cornell", "-o", (folder / "missing" / "x.ibrr").string()}, {"does not exist"}, store);
     // `store` now holds text, not a store: rendering from it names the file and says to re-bake.
     expectCleanFailure({"render", "cornell", "--store", store.string(), "-o", output.string()},

@@ -450,14 +450,9 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
     settings.splat = SplatKernel::Gaussian;
   else
     throw Error("--splat '" + options.splat + "': choose box or gauss");
-  if (options.warp == "auto")
-    settings.warp = bake::WarpDevice::Automatic;
-  else if (options.warp == "cpu")
-    settings.warp = bake::WarpDevice::Cpu;
-  else if (options.warp == "gpu")
-    settings.warp = bake::WarpDevice::Gpu;
-  else
-    throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
+  const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(options.warp);
+  if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
+  settings.warp = *warp;
   bake::validateBakeOptions(settings);
   const scene::Scene scene = loadSceneArgument(options.scene);
   if (!scene.hasLights())

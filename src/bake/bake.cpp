@@ -20,6 +20,9 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 namespace ibrr::bake {
 namespace {
@@ -162,20 +165,26 @@ WarpDevice resolveWarpDevice(WarpDevice requested) {
   gpu::ContextInfo info;
   const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   info.renderer = renderer ? renderer : "";
-  // On a software GL the "GPU" is the same cores, and the CPU builder uses them better (docs/benchmarks.md).
+  // On a software GL the "GPU" is the same cores, and the CPU builder uses them better (README, Measured figures).
   return info.isSoftware() ? WarpDevice::Cpu : WarpDevice::Gpu;
 }
 
+namespace {
+// The --warp names, one per device.
+constexpr std::pair<WarpDevice, const char*> kWarpDeviceNames[] = {
+    {WarpDevice::Automatic, "auto"}, {WarpDevice::Cpu, "cpu"}, {WarpDevice::Gpu, "gpu"}};
+}  // namespace
+
 const char* warpDeviceName(WarpDevice warp) {
-  switch (warp) {
-    case WarpDevice::Cpu:
-      return "cpu";
-    case WarpDevice::Gpu:
-      return "gpu";
-    case WarpDevice::Automatic:
-      break;
-  }
+  for (const auto& [device, name] : kWarpDeviceNames)
+    if (device == warp) return name;
   return "auto";
+}
+
+std::optional<WarpDevice> parseWarpDevice(std::string_view name) {
+  for (const auto& [device, deviceName] : kWarpDeviceNames)
+    if (name == deviceName) return device;
+  return std::nullopt;
 }
 
 namespace {

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace ibrr::bake {
@@ -81,7 +83,8 @@ struct BakeResult {
 
 // The device options.warp resolves to on the current GL context.
 WarpDevice resolveWarpDevice(WarpDevice requested);
-const char* warpDeviceName(WarpDevice warp);  // "cpu", "gpu" or "auto"
+const char* warpDeviceName(WarpDevice warp);                       // "cpu", "gpu" or "auto"
+std::optional<WarpDevice> parseWarpDevice(std::string_view name);  // the inverse; nullopt for another name
 
 // Throws ibrr::Error naming the flag (--paths, --ldc, --hemicube, ...) for an option out of range.
 // bakeStore() checks too; commands call it first to fail before loading anything.

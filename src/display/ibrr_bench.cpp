@@ -35,23 +35,39 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOpti
   return renderTime.seconds();
 }
 
+// The bake with each warp (CPU: read back, TBB; GPU: a compute pass, no readback), against rendering the same
+// hemicubes alone. Insertion figures: hemicubes per second of the bake's wall time, and LDI pixel writes
+// ((sample, pixel) pairs of the splats) per second of the insertion's own time.
+// On a software GL the GPU warp runs on the same two cores as everything else, about 20 times slower than the
+// CPU warp, so it is measured on fewer paths there (kSoftwareGpuWarpPaths) to keep the run short.
+constexpr std::uint32_t kSoftwareGpuWarpPaths = 64;
+
 void benchBake(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
-               std::ostream& out) {
-  const bake::BakeResult result = bake::bakeStore(scene, options);
-  const bake::BakeStats& s = result.stats;
-  const double renderOnly = hemicubeRenderOnlySeconds(scene, options);
-  const StoreStats store = result.store.stats();
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%-12s %8zu tris %6llu hemicubes %7.1f hc/s %7.2f M samples/s warped | total %6.2f s = paths %.2f + "
-                "seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f) overlapped, wait %.2f | render-only %.2f s, "
-                "bake/render-only %.2f | %.1f MiB, %.2f layers/pixel\n",
-                name.c_str(), scene.triangleCount(), static_cast<unsigned long long>(s.hemicubes),
-                double(s.hemicubes) / s.totalSeconds, 1e-6 * double(s.samplesInserted) / std::max(s.warpSeconds, 1e-9),
-                s.totalSeconds, s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
-                s.waitSeconds, renderOnly, s.totalSeconds / renderOnly, double(store.totalBytes) / (1 << 20),
-                store.layersPerOccupiedPixel);
-  out << line << std::flush;
+               bool softwareRenderer, std::ostream& out) {
+  for (bake::WarpDevice warp : {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}) {
+    bake::BakeOptions withWarp = options;
+    withWarp.warp = warp;
+    if (warp == bake::WarpDevice::Gpu && softwareRenderer)
+      withWarp.paths = std::min(withWarp.paths, kSoftwareGpuWarpPaths);
+    const double renderOnly = hemicubeRenderOnlySeconds(scene, withWarp);
+    const bake::BakeResult result = bake::bakeStore(scene, withWarp);
+    const bake::BakeStats& s = result.stats;
+    const StoreStats store = result.store.stats();
+    char line[640];
+    std::snprintf(
+        line, sizeof line,
+        "%-12s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f s = "
+        "paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f | "
+        "render-only %.2f s, bake/render-only %.2f | %.1f MiB, %.2f layers/pixel, %llu opened\n",
+        name.c_str(), bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
+        static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
+        1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
+        s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
+        warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, renderOnly, s.totalSeconds / renderOnly,
+        double(store.totalBytes) / (1 << 20), store.layersPerOccupiedPixel,
+        static_cast<unsigned long long>(s.openedLayers));
+    out << line << std::flush;
+  }
 }
 
 // Display cost per frame: the GPU time of the G-buffer and of the reconstruction pass (GL_TIME_ELAPSED
@@ -82,7 +98,8 @@ FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, 
     reconstructor.run(gbuffer, options);
   };
   const char* rendererName = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-  const bool softwareRenderer = rendererName && std::string_view(rendererName).find("llvmpipe") != std::string_view::npos;
+  const bool softwareRenderer =
+      rendererName && std::string_view(rendererName).find("llvmpipe") != std::string_view::npos;
   for (int f = 0; f < 5; ++f) frame();  // warm-up: shader compilation on first use, GPU clocks up
   glFinish();
   if (softwareRenderer) {
@@ -137,7 +154,8 @@ FrameTimes timeFrames(const scene::Scene& scene, const LayeredDepthCube& store, 
 void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
   const int width = quick ? 320 : 1280, height = quick ? 180 : 720;
   out << "display at " << width << "x" << height
-      << " (Cornell, bilinear filter, median of 101 frames drawn back to back, pass times from GPU timestamps, wall times on llvmpipe; stores baked with "
+      << " (Cornell, bilinear filter, median of 101 frames drawn back to back, pass times from GPU timestamps, wall "
+         "times on llvmpipe; stores baked with "
          "H = h = 64):\n";
   // VPLs per light path in this scene, to aim the path count at a VPL count.
   bake::BakeOptions probe;
@@ -159,8 +177,9 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
                   "reconstruction %.0f%% of it) | "
                   "CPU reconstruction %7.2f ms (%5.3fx) | %llu layers, holes %zu of %zu covered pixels\n",
                   static_cast<unsigned long long>(baked.stats.hemicubes), times.gbufferMs, times.gpuMs, frame,
-                  frame / std::max(frameAt100, 1e-9), 100.0 * times.gpuMs / std::max(frame, 1e-9), times.cpuMs, times.cpuMs / std::max(cpuAt100, 1e-9),
-                  static_cast<unsigned long long>(baked.store.layers().size()), times.holePixels, times.coveredPixels);
+                  frame / std::max(frameAt100, 1e-9), 100.0 * times.gpuMs / std::max(frame, 1e-9), times.cpuMs,
+                  times.cpuMs / std::max(cpuAt100, 1e-9), static_cast<unsigned long long>(baked.store.layers().size()),
+                  times.holePixels, times.coveredPixels);
     out << line << std::flush;
   }
   if (!quick) {
@@ -177,8 +196,7 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
     glFinish();
     const double kellerMs = kellerTime.milliseconds();
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "  Keller, %zu VPLs: frame %.1f ms (wall) = %.0fx the IBRR frame at ~1,000 VPLs\n",
+    std::snprintf(line, sizeof line, "  Keller, %zu VPLs: frame %.1f ms (wall) = %.0fx the IBRR frame at ~1,000 VPLs\n",
                   keller.vplCount, kellerMs, kellerMs / std::max(ibrrAt1000, 1e-9));
     out << line << std::flush;
   }
@@ -253,9 +271,11 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
   if (options.bake) {
     out << "bake (" << defaults.paths << " paths, R = " << defaults.ldcResolution
         << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
-    benchBake("cornell", cornell, defaults, out);
+    const bool software = context->info().isSoftware();
+    benchBake("cornell", cornell, defaults, software, out);
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
-    if (!options.quick && conferenceAvailable) benchBake("conference", scene::loadScene(conference), defaults, out);
+    if (!options.quick && conferenceAvailable)
+      benchBake("conference", scene::loadScene(conference), defaults, software, out);
   }
   if (options.display) benchDisplay(cornell, options.quick, out);
   if (options.display && !options.quick && conferenceAvailable) {
