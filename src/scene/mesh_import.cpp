@@ -1,5 +1,6 @@
 #include "scene/mesh_import.hpp"
 
+#include "scene/ply_check.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 
@@ -8,8 +9,12 @@
 #include <stb_image.h>
 #include <assimp/Importer.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <string_view>
 
 namespace ibrr::scene {
 namespace {
@@ -84,12 +89,26 @@ Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std:
 
 bool isFinite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
+// True for a file Assimp would read as PLY: the .ply extension, or contents that start with "ply".
+bool looksLikePly(const std::filesystem::path& path) {
+  std::string extension = path.extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (extension == ".ply") return true;
+  std::ifstream in(path, std::ios::binary);
+  char start[3] = {};
+  in.read(start, 3);
+  return in.gcount() == 3 && std::string_view(start, 3) == "ply";
+}
+
 }  // namespace
 
 std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, MeshImportStats* stats) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
     throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
+  // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
+  if (looksLikePly(path)) checkPlyFile(path);
   Assimp::Importer importer;
   // Points and lines are removed; everything else is triangulated. Normals are generated (flat)
   // only where the file has none; node transforms are baked into the vertices.
@@ -133,6 +152,11 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
     for (unsigned f = 0; f < source.mNumFaces; ++f) {
       const aiFace& face = source.mFaces[f];
       if (face.mNumIndices != 3) continue;
+      if (face.mIndices[0] >= source.mNumVertices || face.mIndices[1] >= source.mNumVertices ||
+          face.mIndices[2] >= source.mNumVertices)
+        throw Error(path.string() + ": face " + std::to_string(f) + " of mesh " + std::to_string(m) +
+                    " refers to a vertex beyond its " + std::to_string(source.mNumVertices) +
+                    "; repair or re-export the mesh");
       const glm::uvec3 tri(base + face.mIndices[0], base + face.mIndices[1], base + face.mIndices[2]);
       const glm::vec3 &a = mesh.positions[tri.x], &b = mesh.positions[tri.y], &c = mesh.positions[tri.z];
       const float twiceArea = glm::length(glm::cross(b - a, c - a));
