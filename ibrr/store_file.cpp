@@ -183,6 +183,10 @@ void saveStore(const LayeredDepthCube& store, const std::filesystem::path& path)
 }
 
 LayeredDepthCube loadStore(const std::filesystem::path& path, std::optional<std::uint64_t> expectedFingerprint) {
+  std::error_code error;
+  if (std::filesystem::exists(path, error) && !std::filesystem::is_regular_file(path, error))
+    throw Error("store file '" + path.string() + "' is a folder, FIFO or device, not a regular file; give the path "
+                "of a store baked with ibrr bake");  // opening a FIFO would block
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open store file '" + path.string() + "'; check the path, or bake one with ibrr bake");
   in.seekg(0, std::ios::end);

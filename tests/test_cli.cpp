@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <stb_image.h>
 #include <algorithm>
 
@@ -107,6 +109,28 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     expectCleanFailure({"render", "cornell", "--size", "64by64", "-o", output.string()}, {"--size", "WIDTHxHEIGHT"},
                        output);
     expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
+  }
+  SECTION("non-finite numbers are refused, naming the flag") {
+    // --time nan ran forever; --exposure nan and --scale nan were taken.
+    expectCleanFailure({"reference", "cornell", "--time", "nan", "-o", output.string()}, {"--time", "nan"}, output);
+    expectCleanFailure({"render", "cornell", "--exposure", "nan", "-o", output.string()}, {"--exposure", "nan"},
+                       output);
+    expectCleanFailure({"render", "cornell", "--eye", "nan,0,0", "--target", "0,0,0", "-o", output.string()},
+                       {"--eye", "nan"}, output);
+    expectCleanFailure({"render", "cornell", "--fov", "inf", "-o", output.string()}, {"--fov", "inf"}, output);
+    expectCleanFailure({"diff", output.string(), output.string(), "--scale", "nan"}, {"--scale", "nan"}, output);
+  }
+  SECTION("inputs must be regular files: a FIFO or a folder is refused, never read (a FIFO blocked forever)") {
+    const fs::path fifo = folder / "pipe.json";
+    fs::remove(fifo);
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    expectCleanFailure({"info", fifo.string()}, {"pipe.json", "FIFO"}, output);
+    expectCleanFailure({"render", "cornell", "--store", fifo.string(), "-o", output.string()}, {"pipe.json", "FIFO"},
+                       output);
+    expectCleanFailure({"render", "cornell", "--store", folder.string(), "-o", output.string()},
+                       {folder.filename().string(), "folder"}, output);
+    expectCleanFailure({"diff", fifo.string(), output.string()}, {"pipe.json", "FIFO"}, output);
+    fs::remove(fifo);
   }
   SECTION("bad bake options and store files") {
     const fs::path store = folder / "kept.ibrr";

@@ -5,6 +5,7 @@
 #include "util/log.hpp"
 
 #include <charconv>
+#include <cmath>
 
 namespace ibrr::app {
 
@@ -21,6 +22,18 @@ scene::ImageSize parseImageSize(const std::string& text, const std::string& flag
       return size;
   }
   throw Error(flag + " '" + text + "': expected WIDTHxHEIGHT with each in [1, 16384], e.g. 512x512");
+}
+
+const CLI::Validator& finiteNumber() {
+  static const CLI::Validator check(
+      [](std::string& text) -> std::string {
+        double value = 0.0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error == std::errc() && end == text.data() + text.size() && std::isfinite(value)) return {};
+        return "'" + text + "' is not a finite number";
+      },
+      "FINITE");
+  return check;
 }
 
 scene::Scene loadSceneArgument(const std::string& argument) {

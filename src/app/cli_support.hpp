@@ -17,6 +17,10 @@ scene::ImageSize parseImageSize(const std::string& text, const std::string& flag
 // Resolves a scene argument (path or built-in name) and loads it, printing a one-line summary.
 scene::Scene loadSceneArgument(const std::string& argument);
 
+// A CLI11 check that a floating-point flag's value (each value, for a list) is a finite number: CLI11 reads
+// "nan" and "inf" as numbers, and its range checks let NaN through.
+const CLI::Validator& finiteNumber();
+
 // Adds the light-path and hemicube flags shared by `bake` and `render --method keller`
 // (--paths, --seed, --max-bounces, --hemicube, --indirect-hemicube, --clamp).
 void addLightPathOptions(CLI::App& command, bake::BakeOptions& options);

@@ -38,6 +38,8 @@ struct DiffOptions {
 std::pair<std::string, std::string> sceneOfReference(const std::filesystem::path& reference) {
   std::filesystem::path settings = reference;
   settings.replace_extension(".json");
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(settings, error)) return {};  // none (a FIFO would block)
   std::ifstream in(settings);
   if (!in) return {};
   try {
@@ -108,9 +110,10 @@ void runDiff(const DiffOptions& options) {
     std::vector<std::uint8_t> lit(shadow.size());
     for (std::size_t i = 0; i < shadow.size(); ++i) lit[i] = shadow[i] ? 0 : 1;
     const metrics::DarkPixels outside = metrics::countDarkPixels(test, reference, metrics::intersectMasks(mask, lit));
-    std::printf("  outside shadows %.3f%% (%zu of %zu; the pixels that receive less than half of their unoccluded "
-                "direct light left out)\n",
-                100.0 * outside.fraction(), outside.dark, outside.compared);
+    std::printf(
+        "  outside shadows %.3f%% (%zu of %zu; the pixels that receive less than half of their unoccluded "
+        "direct light left out)\n",
+        100.0 * outside.fraction(), outside.dark, outside.compared);
   }
   if (!options.output.empty()) {
     float scale = 0.0f;
@@ -143,7 +146,8 @@ void addDiffCommand(CLI::App& app) {
   command->add_option("--camera", options->camera,
                       "camera for --mask emitters (default: from B's .json, else the first)");
   command->add_option("-o,--output", options->output, "write a false-colour error image (.png, or .exr/.pfm)");
-  command->add_option("--scale", options->scale, "error at the red end of the colour map (default: 99th percentile)");
+  command->add_option("--scale", options->scale, "error at the red end of the colour map (default: 99th percentile)")
+      ->check(finiteNumber());
   command->add_option("--dark-pixels", options->darkOutput,
                       "write a picture of the dark pixels (below half the reference's luminance: dark seams) in red, "
                       "blue inside shadows (.png, or .exr/.pfm)");

@@ -130,7 +130,7 @@ void addReferenceCommand(CLI::App& app) {
   CLI::Option* time = command->add_option("--time", options->seconds,
                                           "render for this many seconds instead (with --spp: at most that many)");
   spp->check(CLI::Range(1u, 1u << 24));
-  time->check(CLI::PositiveNumber);
+  time->check(finiteNumber())->check(CLI::PositiveNumber);
   command->add_option("--seed", options->seed, "random seed; the same seed gives the same image")
       ->capture_default_str();
   command
@@ -143,7 +143,8 @@ void addReferenceCommand(CLI::App& app) {
                    "output: STEM.exr (or .pfm/.png); writes STEM.exr, STEM.pfm, STEM.png, STEM.variance.exr, STEM.json")
       ->required();
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finiteNumber());
   command->footer(
       "Examples:\n  ibrr reference cornell --size 256x256 --spp 1024 -o ref.exr\n"
       "  ibrr reference scenes/furnace.json --time 30 -o furnace.exr");

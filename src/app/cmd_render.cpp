@@ -76,10 +76,10 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
 
 void runRender(const RenderOptions& options) {
   const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
-  const std::string methodName = !options.method.empty()     ? options.method
+  const std::string methodName = !options.method.empty()              ? options.method
                                  : !options.lightmap.empty() || relit ? "lightmap"
-                                 : !options.store.empty()    ? "ibrr"
-                                                             : "albedo";
+                                 : !options.store.empty()             ? "ibrr"
+                                                                      : "albedo";
   const display::RenderMethod& method = display::findRenderMethod(methodName);
   // Fail on bad arguments before any work, never after.
   display::checkOutputPath(options.output);
@@ -230,10 +230,11 @@ void addRenderCommand(CLI::App& app) {
                       "what to render: " + display::renderMethodNames() +
                           " (default: ibrr with --store, lightmap with --lightmap, else albedo)");
   command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
-  command->add_option("--lightmap", options->lightmap,
-                      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather, progressive or stochastic') for "
-                      "--method lightmap, "
-                      "the default when given");
+  command->add_option(
+      "--lightmap", options->lightmap,
+      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather, progressive or stochastic') for "
+      "--method lightmap, "
+      "the default when given");
   command->add_option("--matrix", options->matrix,
                       "saved form-factor matrix (from 'ibrr bake --method matrix --save-matrix FILE'): relight it "
                       "(with --move-light) and render the lightmap, without recomputing the matrix");
@@ -245,9 +246,13 @@ void addRenderCommand(CLI::App& app) {
   command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
   command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")
       ->delimiter(',')
-      ->expected(3);
-  command->add_option("--target", options->target, "point looked at X,Y,Z")->delimiter(',')->expected(3);
-  command->add_option("--fov", options->fov, "vertical field of view, degrees");
+      ->expected(3)
+      ->check(finiteNumber());
+  command->add_option("--target", options->target, "point looked at X,Y,Z")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(finiteNumber());
+  command->add_option("--fov", options->fov, "vertical field of view, degrees")->check(finiteNumber());
   command->add_option("--size", options->size, "image size WxH (default: the manifest's image size, else 512x512)");
   command
       ->add_option("--supersample", options->supersample,
@@ -270,7 +275,8 @@ void addRenderCommand(CLI::App& app) {
   command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
   addLightPathOptions(*command, options->vplOptions);
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finiteNumber());
   command->add_option("--tone", options->tone, "PNG tone curve: srgb (clamp) or filmic (ACES fit)")
       ->capture_default_str();
   command->footer(

@@ -63,6 +63,8 @@ RetrievalFilter parseFilter(const std::string& name) {
 std::string referenceCamera(const fs::path& reference) {
   fs::path settings = reference;
   settings.replace_extension(".json");
+  std::error_code error;
+  if (!fs::is_regular_file(settings, error)) return "";  // none (a FIFO would block)
   std::ifstream in(settings);
   if (!in) return "";
   try {
@@ -203,7 +205,8 @@ void addViewCommand(CLI::App& app) {
                       "render exactly WxH pixels in a window of that size (default: a 1280x720 window, rendering at "
                       "the window's size as it changes)");
   command->add_option("--exposure", options->exposure, "display and PNG exposure in stops (+/- keys)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finiteNumber());
   command->add_option("--tone", options->tone, "display and PNG tone curve: srgb or filmic")->capture_default_str();
   command
       ->add_option("--lightmap", options->lightmaps,

@@ -1,6 +1,7 @@
 #include "display/image.hpp"
 
 #include "util/atomic_file.hpp"
+#include "util/input_file.hpp"
 #include "util/error.hpp"
 
 #include <ImfChannelList.h>
@@ -172,8 +173,7 @@ void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height
 }
 
 Image readImage(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw Error(path.string() + ": image file not found");
+  requireRegularFile(path, "image");
   switch (imageFormatFor(path)) {
     case ImageFormat::Exr:
       return readExr(path);

@@ -3,6 +3,7 @@
 
 #include "lightmap/gather.hpp"
 #include "util/atomic_file.hpp"
+#include "util/input_file.hpp"
 #include "util/error.hpp"
 
 #include <cstring>
@@ -147,6 +148,7 @@ void saveMatrix(const std::filesystem::path& path, const MatrixSolution& s, bool
 
 MatrixSolution loadMatrix(const std::filesystem::path& path, const scene::Scene& scene) {
   const std::string file = path.string();
+  requireRegularFile(path, "form-factor matrix file");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error(file + ": form-factor matrix file not found; precompute one with 'ibrr bake SCENE --method matrix'");

@@ -1,5 +1,6 @@
 #include "scene/manifest_reader.hpp"
 
+#include "util/input_file.hpp"
 #include "util/error.hpp"
 
 #include <cmath>
@@ -83,6 +84,7 @@ void ManifestObject::rejectUnknownKeys(const std::set<std::string>& alsoKnown) c
 }
 
 nlohmann::json parseManifestFile(const std::string& path) {
+  requireRegularFile(path, "scene manifest");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open the scene manifest (check the path)");
   std::stringstream buffer;

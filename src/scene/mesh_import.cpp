@@ -59,7 +59,9 @@ int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::
       if (c == '\\') c = '/';
     const std::filesystem::path file = folder / relative;
     name = file.string();
-    data = stbi_load(name.c_str(), &width, &height, &channels, 3);
+    std::error_code error;
+    if (std::filesystem::is_regular_file(file, error))  // a FIFO would block stb
+      data = stbi_load(name.c_str(), &width, &height, &channels, 3);
   }
   if (!data) {
     warn(name + ": cannot read texture (" + (stbi_failure_reason() ? stbi_failure_reason() : "unknown") +

@@ -1,5 +1,6 @@
 #include "viewer/view_script.hpp"
 
+#include "util/input_file.hpp"
 #include "util/error.hpp"
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,7 @@ int ViewScript::lastFrame() const {
 
 ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene& scene) {
   const ScriptReader reader(path);
+  requireRegularFile(path, "view script");
   std::ifstream in(path);
   if (!in) throw Error(path.string() + ": cannot read the script (missing or unreadable file)");
   json root;
