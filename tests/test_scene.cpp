@@ -171,6 +171,15 @@ TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
   CHECK_THROWS_WITH(load(R"({"lights": []})"), Contains("'meshes'") && Contains("missing"));
   CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "laser"}]})"),
                     Contains("'lights[0].type'") && Contains("laser"));
+  // Numbers finite in double but not in float (Embree aborted on the eye at 1e39), and integers that wrap.
+  CHECK_THROWS_WITH(
+      load(R"({"meshes": [{"path": "tri.obj"}], "cameras": [{"eye": [1e39, 0, 0], "target": [0, 0, 1]}]})"),
+      Contains("'cameras[0].eye'") && Contains("within ±1e9"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "quad", "corner": [0, 0, 0],
+                            "edge1": [1e20, 0, 0], "edge2": [0, 0, 1e20], "radiance": [1, 1, 1]}]})"),
+                    Contains("'lights[0].edge1'") && Contains("within ±1e9"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "image": {"width": 4294967808, "height": 64}})"),
+                    Contains("'image.width'") && Contains("integer"));
   CHECK_THROWS_WITH(load("{\n  \"meshes\": [\n    {\"path\": \"tri.obj\",}\n  ]\n}"),
                     Contains("scene.json:3:") && Contains("syntax error"));
 }
@@ -181,6 +190,9 @@ TEST_CASE("degenerate and NaN triangles are dropped, and a mesh of only NaNs is 
                   "v 0 0 0\nv 1 0 0\nv 0 1 0\nv nan nan nan\nv 2 0 0\nf 1 2 3\nf 1 2 4\nf 1 2 5\n");
   const scene::Scene partial = scene::loadScene(folder / "partial.obj");
   CHECK(partial.triangleCount() == 1);  // one NaN, one degenerate (collinear) dropped
+  // Vertices beyond ±1e9 (scene.hpp's kMaxCoordinate) are as unusable as NaN ones.
+  test::writeText(folder / "far.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1e20 0 0\nf 1 2 3\nf 1 2 4\n");
+  CHECK(scene::loadScene(folder / "far.obj").triangleCount() == 1);
   test::writeText(folder / "nan.obj", "v nan 0 0\nv 1 nan 0\nv 0 1 nan\nf 1 2 3\n");
   CHECK_THROWS_WITH(scene::loadScene(folder / "nan.obj"), Contains("nan.obj") && Contains("no valid triangles"));
 }

@@ -121,7 +121,8 @@ void readQuadLight(ManifestObject light, Scene& scene) {
   const glm::vec3 radiance = light.getVec3("radiance");
   const glm::vec3 albedo = light.getVec3("albedo", glm::vec3(0.0f));
   light.rejectUnknownKeys({"type"});
-  if (!(glm::length(glm::cross(edge1, edge2)) > 0.0f))
+  const float twiceArea = glm::length(glm::cross(edge1, edge2));
+  if (!(twiceArea > 0.0f) || !std::isfinite(twiceArea))
     light.fail("edge2", "the quad's edges must not be parallel or zero");
   if (glm::any(glm::lessThan(radiance, glm::vec3(0.0f)))) light.fail("radiance", "must not be negative");
   Material material;

@@ -1,10 +1,14 @@
 #include "scene/manifest_reader.hpp"
 
-#include "util/input_file.hpp"
+#include "scene/scene.hpp"
+
 #include "util/error.hpp"
+#include "util/input_file.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace ibrr::scene {
@@ -41,14 +45,19 @@ std::string ManifestObject::getString(const std::string& key, const std::optiona
 float ManifestObject::getNumber(const std::string& key, const std::optional<float>& fallback) {
   if (!has(key) && fallback) return *fallback;
   const nlohmann::json& value = get(key);
-  if (!value.is_number() || !std::isfinite(value.get<double>())) fail(key, "expected a finite number");
+  if (!value.is_number() || !(std::fabs(value.get<double>()) <= kMaxCoordinate))
+    fail(key, "expected a finite number within ±1e9");
   return value.get<float>();
 }
 
 int ManifestObject::getInteger(const std::string& key, const std::optional<int>& fallback) {
   if (!has(key) && fallback) return *fallback;
   const nlohmann::json& value = get(key);
-  if (!value.is_number_integer()) fail(key, "expected an integer");
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() ? value.get<std::uint64_t>() > std::uint64_t(std::numeric_limits<int>::max())
+                                  : value.get<std::int64_t>() < std::numeric_limits<int>::min() ||
+                                        value.get<std::int64_t>() > std::numeric_limits<int>::max()))
+    fail(key, "expected an integer within ±2147483647");
   return value.get<int>();
 }
 
@@ -58,8 +67,8 @@ glm::vec3 ManifestObject::getVec3(const std::string& key, const std::optional<gl
   if (!value.is_array() || value.size() != 3) fail(key, "expected an array of 3 numbers, e.g. [1, 0.5, 0]");
   glm::vec3 result;
   for (int i = 0; i < 3; ++i) {
-    if (!value[i].is_number() || !std::isfinite(value[i].get<double>()))
-      fail(key, "expected an array of 3 finite numbers");
+    if (!value[i].is_number() || !(std::fabs(value[i].get<double>()) <= kMaxCoordinate))
+      fail(key, "expected an array of 3 finite numbers within ±1e9");
     result[i] = value[i].get<float>();
   }
   return result;

@@ -89,7 +89,10 @@ Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std:
   return material;
 }
 
-bool isFinite(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
+// Finite and within ±kMaxCoordinate on every axis.
+bool isUsable(const glm::vec3& v) {
+  return std::fabs(v.x) <= kMaxCoordinate && std::fabs(v.y) <= kMaxCoordinate && std::fabs(v.z) <= kMaxCoordinate;
+}
 
 // True for a file Assimp would read as PLY: the .ply extension, or contents that start with "ply".
 bool looksLikePly(const std::filesystem::path& path) {
@@ -162,7 +165,7 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
       const glm::uvec3 tri(base + face.mIndices[0], base + face.mIndices[1], base + face.mIndices[2]);
       const glm::vec3 &a = mesh.positions[tri.x], &b = mesh.positions[tri.y], &c = mesh.positions[tri.z];
       const float twiceArea = glm::length(glm::cross(b - a, c - a));
-      if (!isFinite(a) || !isFinite(b) || !isFinite(c) || !(twiceArea > 0.0f) || !std::isfinite(twiceArea)) {
+      if (!isUsable(a) || !isUsable(b) || !isUsable(c) || !(twiceArea > 0.0f) || !std::isfinite(twiceArea)) {
         ++counts.trianglesDropped;
         continue;
       }
@@ -173,12 +176,13 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
   }
   if (mesh.triangles.empty())
     throw Error(path.string() + ": the mesh has no valid triangles" +
-                (counts.trianglesDropped ? " (all " + std::to_string(counts.trianglesDropped) +
-                                               " were degenerate or had NaN/inf vertices); fix or re-export the mesh"
-                                         : std::string("; re-export it with faces")));
+                (counts.trianglesDropped
+                     ? " (all " + std::to_string(counts.trianglesDropped) +
+                           " were degenerate or had NaN, inf or beyond-±1e9 vertices); fix or re-export the mesh"
+                     : std::string("; re-export it with faces")));
   if (counts.trianglesDropped > 0)
     warn(path.string() + ": dropped " + std::to_string(counts.trianglesDropped) +
-         " degenerate or non-finite (NaN/inf) triangles");
+         " degenerate or non-finite (NaN, inf or beyond ±1e9) triangles");
   if (stats) *stats = counts;
   scene.meshes.push_back(std::move(mesh));
   return std::uint32_t(scene.meshes.size() - 1);

@@ -17,6 +17,12 @@
 
 namespace ibrr::scene {
 
+// The largest coordinate (and any manifest number) a scene may hold, world units. Positions, normals and
+// the store work in float (largest 3.4e38): within ±1e9, even a fourth power, such as the squared length of
+// the cross product of two edges, stays below 1e37, so areas, Embree's rays and the LDC frame stay finite.
+// (1e9 mm is 1,000 km.)
+inline constexpr float kMaxCoordinate = 1e9f;
+
 // An RGB image in linear floating point, e.g. a diffuse texture converted from sRGB.
 struct Texture {
   std::string path;
