@@ -171,6 +171,20 @@ TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
   CHECK_THROWS_WITH(load(R"({"lights": []})"), Contains("'meshes'") && Contains("missing"));
   CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "laser"}]})"),
                     Contains("'lights[0].type'") && Contains("laser"));
+  // Lights that give nothing, or less than nothing, and materials of NaN colour were accepted.
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "point", "position": [0, 1, 0],
+                            "intensity": [-1, 2, 2]}]})"),
+                    Contains("'lights[0].intensity'") && Contains("≥ 0"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "spot", "position": [0, 1, 0],
+                            "direction": [0, -1, 0], "intensity": [0, 0, 0]}]})"),
+                    Contains("'lights[0].intensity'") && Contains("above 0"));
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "lights": [{"type": "quad", "corner": [0, 0, 0],
+                            "edge1": [1, 0, 0], "edge2": [0, 0, 1], "radiance": [0, 0, 0]}]})"),
+                    Contains("'lights[0].radiance'"));
+  test::writeText(folder / "nan.mtl", "newmtl broken\nKd nan 0.5 0.5\n");
+  test::writeText(folder / "nan_kd.obj", "mtllib nan.mtl\nusemtl broken\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "nan_kd.obj"}]})"),
+                    Contains("nan_kd.obj") && Contains("'broken'") && Contains("non-finite diffuse colour"));
   // Numbers finite in double but not in float (Embree aborted on the eye at 1e39), and integers that wrap.
   CHECK_THROWS_WITH(
       load(R"({"meshes": [{"path": "tri.obj"}], "cameras": [{"eye": [1e39, 0, 0], "target": [0, 0, 1]}]})"),

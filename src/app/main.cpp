@@ -7,13 +7,14 @@
 
 #include <array>
 #include <cstdio>
+#include <new>
 
 namespace {
 
 // Every subcommand, in the order --help lists them.
 constexpr std::array kCommands{
-    &ibrr::app::addInfoCommand,      &ibrr::app::addBakeCommand, &ibrr::app::addRenderCommand,
-    &ibrr::app::addReferenceCommand, &ibrr::app::addDiffCommand, &ibrr::app::addBenchCommand,
+    &ibrr::app::addInfoCommand,      &ibrr::app::addBakeCommand,    &ibrr::app::addRenderCommand,
+    &ibrr::app::addReferenceCommand, &ibrr::app::addDiffCommand,    &ibrr::app::addBenchCommand,
     &ibrr::app::addViewCommand,      &ibrr::app::addCompareCommand,
 };
 
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   } catch (const ibrr::Error& error) {
     std::fprintf(stderr, "ibrr: error: %s\n", error.what());
     return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "ibrr: error: out of memory; lower --ldc, --paths, --size or --spp, or use a smaller scene\n");
+    return 5;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ibrr: internal error: %s (please report it)\n", error.what());
     return 4;

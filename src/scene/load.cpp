@@ -110,6 +110,13 @@ void readMesh(ManifestObject entry, const fs::path& folder, Scene& scene) {
   scene.instances.push_back(MeshInstance{meshIndex, transform});
 }
 
+// A light's intensity or radiance: no channel negative, one above zero (a light that gives nothing is a typo,
+// and the light paths need a power to sample by). getVec3 already bounds it (±kMaxCoordinate).
+void requireEmitting(ManifestObject& light, const std::string& key, const glm::vec3& value) {
+  if (glm::any(glm::lessThan(value, glm::vec3(0.0f))) || !glm::any(glm::greaterThan(value, glm::vec3(0.0f))))
+    light.fail(key, "must be ≥ 0 in every channel and above 0 in at least one");
+}
+
 // A rectangular area light becomes an emissive two-triangle mesh, so every method sees it as
 // geometry: corner, corner+edge1, corner+edge1+edge2, corner+edge2; it emits towards
 // edge1 × edge2.
@@ -124,7 +131,7 @@ void readQuadLight(ManifestObject light, Scene& scene) {
   const float twiceArea = glm::length(glm::cross(edge1, edge2));
   if (!(twiceArea > 0.0f) || !std::isfinite(twiceArea))
     light.fail("edge2", "the quad's edges must not be parallel or zero");
-  if (glm::any(glm::lessThan(radiance, glm::vec3(0.0f)))) light.fail("radiance", "must not be negative");
+  requireEmitting(light, "radiance", radiance);
   Material material;
   material.name = name;
   material.albedo = albedo;
@@ -149,6 +156,7 @@ void readLight(ManifestObject light, Scene& scene) {
     point.name = light.getString("name", std::string("point light"));
     point.position = light.getVec3("position");
     point.intensity = light.getVec3("intensity");
+    requireEmitting(light, "intensity", point.intensity);
     light.rejectUnknownKeys();
     scene.pointLights.push_back(point);
   } else if (type == "spot") {
@@ -160,6 +168,7 @@ void readLight(ManifestObject light, Scene& scene) {
     if (!(glm::length(direction) > 0.0f)) light.fail("direction", "must not be zero");
     spot.direction = glm::normalize(direction);
     spot.intensity = light.getVec3("intensity");
+    requireEmitting(light, "intensity", spot.intensity);
     // Angles are half-angles of the cone in degrees.
     const float outer = light.getNumber("angle", 30.0f);
     const float inner = light.getNumber("inner_angle", 0.8f * outer);

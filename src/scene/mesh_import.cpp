@@ -72,19 +72,29 @@ int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::
   return cache[key] = int(scene.textures.size() - 1);
 }
 
-Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std::filesystem::path& folder, Scene& scene,
+Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std::filesystem::path& file, Scene& scene,
                          std::map<std::string, int>& textureCache) {
+  const std::filesystem::path folder = file.parent_path();
   Material material;
   material.name = source.GetName().C_Str();
+  // A NaN or infinite colour (an MTL "Kd nan") would pass the clamps below and poison every method.
+  auto finiteColour = [&](const glm::vec3& colour, const char* what) {
+    if (!(std::fabs(colour.x) <= kMaxCoordinate && std::fabs(colour.y) <= kMaxCoordinate &&
+          std::fabs(colour.z) <= kMaxCoordinate))
+      throw Error(file.string() + ": material '" + material.name + "' has a non-finite " + what +
+                  "; fix the material (MTL Kd/Ke, glTF baseColorFactor/emissiveFactor)");
+    return colour;
+  };
   aiColor4D color;
   // glTF's base colour wins over the generic diffuse colour where both exist.
   if (source.Get(AI_MATKEY_BASE_COLOR, color) == AI_SUCCESS || source.Get(AI_MATKEY_COLOR_DIFFUSE, color) == AI_SUCCESS)
-    material.albedo = glm::clamp(glm::vec3(color.r, color.g, color.b), 0.0f, 1.0f);
+    material.albedo = glm::clamp(finiteColour(glm::vec3(color.r, color.g, color.b), "diffuse colour"), 0.0f, 1.0f);
   aiColor3D emissive;
   if (source.Get(AI_MATKEY_COLOR_EMISSIVE, emissive) == AI_SUCCESS)
-    material.emission = glm::max(glm::vec3(emissive.r, emissive.g, emissive.b), 0.0f);
+    material.emission = glm::max(finiteColour(glm::vec3(emissive.r, emissive.g, emissive.b), "emission"), 0.0f);
   float emissiveStrength = 1.0f;
-  if (source.Get(AI_MATKEY_EMISSIVE_INTENSITY, emissiveStrength) == AI_SUCCESS) material.emission *= emissiveStrength;
+  if (source.Get(AI_MATKEY_EMISSIVE_INTENSITY, emissiveStrength) == AI_SUCCESS)
+    material.emission = finiteColour(material.emission * emissiveStrength, "emission strength");
   material.albedoTexture = loadAlbedoTexture(ai, source, folder, scene, textureCache);
   return material;
 }
@@ -129,7 +139,7 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
   const auto firstMaterial = std::uint32_t(scene.materials.size());
   std::map<std::string, int> textureCache;
   for (unsigned m = 0; m < ai->mNumMaterials; ++m)
-    scene.materials.push_back(convertMaterial(*ai, *ai->mMaterials[m], path.parent_path(), scene, textureCache));
+    scene.materials.push_back(convertMaterial(*ai, *ai->mMaterials[m], path, scene, textureCache));
   if (ai->mNumMaterials == 0) scene.materials.push_back(Material{.name = "default"});
 
   TriangleMesh mesh;
