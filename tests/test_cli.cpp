@@ -49,6 +49,24 @@ TEST_CASE("ibrr info reports the Cornell box", "[cli]") {
   CHECK_THAT(result.out, Contains("triangles  32") && Contains("area 13650") && Contains("cornell"));
 }
 
+TEST_CASE("ibrr info describes a baked store, and refuses a broken one naming it", "[cli][gpu]") {
+  const fs::path folder = test::outputDir("cli_info_store");
+  const fs::path store = folder / "tiny.ibrr";
+  fs::remove(store);
+  const test::CommandResult bake = test::runIbrr(
+      {"bake", "cornell", "--paths", "2", "--ldc", "16", "--hemicube", "8", "--indirect-hemicube", "4", "-o", store.string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  const test::CommandResult info = test::runIbrr({"info", store.string()});
+  INFO(info.err);
+  REQUIRE(info.exitCode == 0);
+  CHECK_THAT(info.out, Contains("R = 16") && Contains("hemicubes accumulated") && Contains("layers"));
+  test::writeText(folder / "broken.ibrr", "not a store");
+  const test::CommandResult broken = test::runIbrr({"info", (folder / "broken.ibrr").string()});
+  CHECK(broken.exitCode == 1);
+  CHECK_THAT(broken.err, Contains("broken.ibrr"));
+}
+
 TEST_CASE("ibrr render writes a PNG of the requested size", "[cli][gpu]") {
   const fs::path folder = test::outputDir("cli_render");
   const fs::path output = folder / "cornell.png";

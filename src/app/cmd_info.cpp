@@ -1,7 +1,8 @@
 // `ibrr info SCENE`: what a scene holds (triangles, meshes, materials, emitters with area and
-// power, bounds, cameras).
+// power, bounds, cameras); `ibrr info STORE.ibrr`: what a baked store holds (R, layers, VPLs, bytes).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "ibrr/store_file.hpp"
 
 #include <cstdio>
 
@@ -14,7 +15,29 @@ struct InfoOptions {
 
 void printVec3(const char* label, const glm::vec3& v) { std::printf("%s(%g, %g, %g)", label, v.x, v.y, v.z); }
 
+// A store file: its layout and size, checked as `ibrr render --store` checks it (but for no scene).
+void printStoreInfo(const std::filesystem::path& path) {
+  const LayeredDepthCube store = loadStore(path);
+  const StoreStats stats = store.stats();
+  const LdcParams& params = store.params();
+  std::printf("store      %s\n", path.string().c_str());
+  std::printf("VPLs       %llu hemicubes accumulated\n", static_cast<unsigned long long>(store.vplCount()));
+  std::printf("LDC        R = %d, pixel %g, eps_d %g, eps_n %g\n", store.frame().resolution(),
+              store.frame().pixelSize(), params.epsDistance, params.epsNormal);
+  printVec3("bounds     ", params.bounds.lo);
+  printVec3(" to ", params.bounds.hi);
+  std::printf("\n");
+  std::printf("layers     %llu, %.2f per occupied pixel (at most %u), %llu of %llu pixels occupied\n",
+              static_cast<unsigned long long>(stats.layerCount), stats.layersPerOccupiedPixel, stats.maxLayersPerPixel,
+              static_cast<unsigned long long>(stats.occupiedPixels), static_cast<unsigned long long>(stats.pixelCount));
+  std::printf("size       %.2f MiB (%.1f bytes per layer with the offsets)\n",
+              double(stats.totalBytes) / (1024.0 * 1024.0), stats.bytesPerLayerAll);
+  std::printf("fingerprint %016llx (the scene it was baked for)\n",
+              static_cast<unsigned long long>(params.sceneFingerprint));
+}
+
 void runInfo(const InfoOptions& options) {
+  if (std::filesystem::path(options.scene).extension() == ".ibrr") return printStoreInfo(options.scene);
   const scene::Scene scene = loadSceneArgument(options.scene);
   std::printf("scene      %s\n", scene.sourcePath.string().c_str());
   std::printf("triangles  %zu in %zu mesh%s (%zu instance%s)\n", scene.triangleCount(), scene.meshes.size(),
@@ -69,8 +92,11 @@ void runInfo(const InfoOptions& options) {
 void addInfoCommand(CLI::App& app) {
   auto options = std::make_shared<InfoOptions>();
   CLI::App* command =
-      app.add_subcommand("info", "Print what a scene holds: triangles, materials, emitters, bounds, cameras");
-  command->footer("Example:\n  ibrr info cornell\n  ibrr info ../shared/scenes/bunny/bun_zipper.ply");
+      app.add_subcommand("info",
+                         "Print what a scene holds (triangles, materials, emitters, bounds, cameras), or what "
+                         "a baked .ibrr store holds (R, layers, VPLs, bytes)");
+  command->footer(
+      "Example:\n  ibrr info cornell\n  ibrr info ../shared/scenes/bunny/bun_zipper.ply\n  ibrr info cornell.ibrr");
   addSceneArgument(*command, options->scene);
   command->callback([options] { runInfo(*options); });
 }
