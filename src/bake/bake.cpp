@@ -344,12 +344,13 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
         checkpointSeconds += callbackTime.seconds();
       }
     }
-    warp.add(vpl, hemicubeResolutionFor(vpl, options), i + 1 == total);
+    const int resolution = hemicubeResolutionFor(vpl, options);
+    warp.add(vpl, resolution, i + 1 == total);
     stats.renderSeconds += hemicubes.lastRenderSeconds();
     stats.trianglesSubmitted += hemicubes.lastTrianglesSubmitted();
-    stats.hemicubePixels += std::size_t(hemicubeResolutionFor(vpl, options)) *
-                            std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) *
-                            std::size_t(hemicubeResolutionFor(vpl, options));
+    // A hemicube's atlas holds 3H² pixels (a front face and four half faces), a point light's cube 6H².
+    stats.hemicubePixels +=
+        std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) * std::size_t(resolution) * std::size_t(resolution);
     ++stats.hemicubes;
     if (progress) progress(i + 1, total);
   }
