@@ -158,28 +158,12 @@ LayeredDepthCube deserializeStore(std::span<const std::byte> bytes, const std::s
 
 void saveStore(const LayeredDepthCube& store, const std::filesystem::path& path) {
   const std::vector<std::byte> bytes = serializeStore(store);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      throw Error("cannot write store file '" + tmp.string() + "'; check that the directory exists and is writable");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw Error("writing store file '" + tmp.string() + "' failed (disk full?); free space and bake again");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw Error("cannot rename '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
-  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out)
+    throw Error("cannot write store file '" + path.string() + "'; check that the directory exists and is writable");
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.flush();
+  if (!out) throw Error("writing store file '" + path.string() + "' failed (disk full?); free space and bake again");
 }
 
 LayeredDepthCube loadStore(const std::filesystem::path& path, std::optional<std::uint64_t> expectedFingerprint) {

@@ -20,8 +20,9 @@
 //        …  24·L  layers, PackedLayer
 //        …     8  FNV-1a 64 of every byte before it
 //
-// Saving writes "<path>.tmp" and renames it over <path>, so a crash never leaves a half-written store under the
-// real name. Loading checks, in order: size, magic, version, header fields, exact size, checksum, structure
+// saveStore writes the file at the path it is given; the ibrr commands give it a unique temporary name and
+// rename it over the real one when complete (bake::writeStoreFile), so a crash never leaves a half-written
+// store under the real name. Loading checks, in order: size, magic, version, header fields, exact size, checksum, structure
 // (offsets monotonic, values finite, parameters valid), then the scene fingerprint; each failure throws
 // ibrr::Error naming the file, what is wrong and what to do.
 

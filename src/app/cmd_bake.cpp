@@ -118,6 +118,13 @@ void refuseForeignFlags(const CLI::App& command, const std::vector<std::string>&
                                  " does not use it (see ibrr bake --help)");
 }
 
+// The files a lightmap bake writes: the .lightmap, its data file, and the matrix (--save-matrix).
+void checkLightmapOutputs(const BakeCommandOptions& options) {
+  checkOutputFile(options.output);
+  checkOutputFile(lightmap::lightmapImagePath(options.output));
+  if (!options.saveMatrix.empty()) checkOutputFile(options.saveMatrix);
+}
+
 // A lightmap bake's own checks before any work: none of `notSettings` given (flags that exist
 // for other methods but mean nothing to `method`), and a writable -o FILE.lightmap.
 void checkLightmapBakeCommand(const CLI::App& command, const BakeCommandOptions& options, const std::string& method,
@@ -126,7 +133,7 @@ void checkLightmapBakeCommand(const CLI::App& command, const BakeCommandOptions&
     if (given(command, flag))
       throw CLI::ValidationError(flag + " is not a setting of --method " + method + " (see ibrr bake --help)");
   if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkWritableFolder(options.output);
+  checkLightmapOutputs(options);
 }
 
 // The lightmap atlas from --texel-density or --atlas (else the method's default target size).
@@ -167,7 +174,8 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
                                        const std::string& what, CheckScene checkScene) {
   LightmapBakeInputs inputs;
   inputs.scene = loadSceneArgument(options.scene);
-  checkScene(inputs.scene);  // before starting the GPU
+  checkLightmapOutputs(options);  // none of the outputs is one of the scene's files
+  checkScene(inputs.scene);       // before starting the GPU
   inputs.context = gpu::createHeadlessContext();
   info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +
        " triangles) on " + inputs.context->info().renderer);
@@ -196,7 +204,6 @@ void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels = "v
 }
 
 void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
-  ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "gather", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "gather", "progressive");
   refuseForeignFlags(command, kShootingFlags, "gather", "progressive or stochastic");
@@ -245,7 +252,6 @@ void runGatherBake(const CLI::App& command, const BakeCommandOptions& options) {
 }
 
 void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& options) {
-  ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "progressive", "ibrr");
   refuseForeignFlags(command, kStochasticOnlyFlags, "progressive", "stochastic");
   refuseForeignFlags(command, kMatrixOnlyFlags, "progressive", "matrix");
@@ -284,7 +290,6 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
 }
 
 void runStochasticBake(const CLI::App& command, const BakeCommandOptions& options) {
-  ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "stochastic", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "stochastic", "progressive");
   refuseForeignFlags(command, kMatrixOnlyFlags, "stochastic", "matrix");
@@ -344,14 +349,13 @@ void runStochasticBake(const CLI::App& command, const BakeCommandOptions& option
 }
 
 void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
-  ScopedInterruptHandler onCtrlC;
   refuseForeignFlags(command, kIbrrOnlyFlags, "matrix", "ibrr");
   refuseForeignFlags(command, kProgressiveOnlyFlags, "matrix", "progressive");
   refuseForeignFlags(command, kShootingFlags, "matrix", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "matrix", "stochastic");
   checkLightmapBakeCommand(command, options, "matrix", kNotMatrixFlags);
   if (!options.saveMatrix.empty()) {
-    checkWritableFolder(options.saveMatrix);
+    checkOutputFile(options.saveMatrix);
     if (std::filesystem::path(options.saveMatrix) == std::filesystem::path(options.output))
       throw Error("--save-matrix " + options.saveMatrix + ": give a file other than the lightmap (-o)");
   }
@@ -440,9 +444,8 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   refuseForeignFlags(command, kShootingFlags, "ibrr", "progressive or stochastic");
   refuseForeignFlags(command, kStochasticOnlyFlags, "ibrr", "stochastic");
   refuseForeignFlags(command, kMatrixOnlyFlags, "ibrr", "matrix");
-  ScopedInterruptHandler onCtrlC;
   if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
-  checkWritableFolder(options.output);  // before any work
+  checkOutputFile(options.output);  // before any work
   bake::BakeOptions settings = options.bake;
   if (options.splat == "box")
     settings.splat = SplatKernel::Box;
@@ -455,6 +458,7 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   settings.warp = *warp;
   bake::validateBakeOptions(settings);
   const scene::Scene scene = loadSceneArgument(options.scene);
+  checkOutputFile(options.output);  // and not one of the scene's files
   if (!scene.hasLights())
     throw Error(scene.sourcePath.string() +
                 ": the scene has no emitters or lights to bake; add an emissive material "
@@ -469,7 +473,7 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
     (void)done;
   });
   if (progress) progress->finish();
-  saveStore(result.store, options.output);  // temporary name, then rename
+  bake::writeStoreFile(result.store, options.output);
 
   const bake::BakeStats& s = result.stats;
   const StoreStats store = result.store.stats();

@@ -53,7 +53,7 @@ void runBench(const BenchOptions& options) {
   if (!options.json.empty() && !all && options.which != "store")
     throw ibrr::Error(
         "--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
-  if (!options.json.empty()) ibrr::checkWritableFolder(options.json);
+  if (!options.json.empty()) ibrr::checkOutputFile(options.json);
   display::IbrrBenchOptions ibrr;
   if (all || options.which == "ibrr") {
     parseSections(options.sections, ibrr);

@@ -50,11 +50,7 @@ void runCompare(const CompareArguments& arguments) {
   options.seed = arguments.seed;
   options.output = arguments.output;
   compare::validateCompareOptions(options);  // bad flags fail before any work
-  const std::filesystem::path parent = std::filesystem::absolute(options.output).parent_path();
-  std::error_code ec;
-  if (!std::filesystem::is_directory(parent, ec))
-    throw Error("-o " + arguments.output + ": the folder " + parent.string() + " does not exist; create it first");
-  const ScopedInterruptHandler interrupts;
+  compare::checkReportFolder(options.output);
   const compare::CompareResults results = compare::runComparison(options);
   compare::writeReport(results, options.output);
 }

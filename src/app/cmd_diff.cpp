@@ -93,6 +93,9 @@ void runDiff(const DiffOptions& options) {
     embree = std::make_unique<rays::EmbreeScene>(*scene);
   }
   const std::vector<std::uint8_t> mask = buildMask(options, reference, scene.get(), embree.get(), camera);
+  // Every input is read and recorded now: no output may be one of them.
+  if (!options.output.empty()) display::checkOutputPath(options.output);
+  if (!options.darkOutput.empty()) display::checkOutputPath(options.darkOutput);
   const metrics::ErrorMetrics metrics = metrics::compareImages(test, reference, mask);
   std::printf("%s vs %s%s\n", options.test.c_str(), options.reference.c_str(),
               options.mask.empty() ? "" : (" (mask: " + options.mask + ")").c_str());

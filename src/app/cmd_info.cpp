@@ -17,7 +17,7 @@ void printVec3(const char* label, const glm::vec3& v) { std::printf("%s(%g, %g, 
 
 // A store file: its layout and size, checked as `ibrr render --store` checks it (but for no scene).
 void printStoreInfo(const std::filesystem::path& path) {
-  const LayeredDepthCube store = loadStore(path);
+  const LayeredDepthCube store = bake::readStoreFile(path);
   const StoreStats stats = store.stats();
   const LdcParams& params = store.params();
   std::printf("store      %s\n", path.string().c_str());

@@ -63,8 +63,10 @@ std::string jsonString(const std::string& text) {
 
 void runReference(const ReferenceCommandOptions& options) {
   const OutputFiles files = outputFiles(options.output);
-  for (const auto& path : {files.exr, files.pfm, files.png, files.variance}) display::checkOutputPath(path);
   const scene::Scene scene = loadSceneArgument(options.scene);
+  // After the scene's files are read and recorded, so that none of them is an output.
+  for (const auto& path : {files.exr, files.pfm, files.png, files.variance}) display::checkOutputPath(path);
+  checkOutputFile(files.settings);
   const scene::Camera& camera = scene.camera(options.camera);
   const scene::ImageSize size = options.size.empty() ? scene.defaultImageSize : parseImageSize(options.size);
 
@@ -81,15 +83,15 @@ void runReference(const ReferenceCommandOptions& options) {
   reference.maxDepth = options.maxDepth;
   reference.showProgress = logLevel() != LogLevel::Quiet;
 
-  ScopedInterruptHandler onCtrlC;
   const rays::ReferenceImage image = rays::renderReference(embree, reference);
 
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;
-  display::writeImage(image.radiance, files.exr);
-  display::writeImage(image.radiance, files.pfm);
-  display::writeImage(image.radiance, files.png, tone);
-  display::writeImage(image.variance, files.variance);
+  OutputSet outputs;  // the five files are written all or none
+  display::stageImage(outputs, image.radiance, files.exr);
+  display::stageImage(outputs, image.radiance, files.pfm);
+  display::stageImage(outputs, image.radiance, files.png, tone);
+  display::stageImage(outputs, image.variance, files.variance);
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof fingerprint, "%016llx", static_cast<unsigned long long>(scene.fingerprint()));
   char numbers[512];
@@ -105,11 +107,12 @@ void runReference(const ReferenceCommandOptions& options) {
       ",\n  \"variance\": " + jsonString(files.variance.filename().string()) +
       ",\n  \"varianceMeaning\": \"per pixel and channel, the estimated variance of the pixel value "
       "(from independent batches of 16 scrambled samples)\"\n}\n";
-  writeFileAtomically(files.settings, [&](const std::filesystem::path& temporary) {
+  outputs.stage(files.settings, [&](const std::filesystem::path& temporary) {
     std::ofstream out(temporary);
     out << json;
     if (!out) throw Error("could not write " + files.settings.string());
   });
+  outputs.commit();
   std::printf("wrote %s, %s, %s, %s and %s (%dx%d, %u spp, camera %s, %.1f s, %.2f Mrays/s)\n",
               files.exr.string().c_str(), files.pfm.string().c_str(), files.png.string().c_str(),
               files.variance.string().c_str(), files.settings.string().c_str(), size.width, size.height, image.spp,

@@ -115,7 +115,7 @@ void runRender(const RenderOptions& options) {
   const scene::ImageSize size = options.size.empty() ? scene.defaultImageSize : parseImageSize(options.size);
   LayeredDepthCube store;
   if (!options.store.empty()) {
-    store = loadStore(options.store, scene.fingerprint());  // refuses a store baked for another scene
+    store = bake::readStoreFile(options.store, scene.fingerprint());  // refuses a store baked for another scene
     settings.store = &store;
   }
   lightmap::Lightmap lightmap;
@@ -135,6 +135,9 @@ void runRender(const RenderOptions& options) {
                   " was computed with --direct matrix, where the emitters are patches and cannot move; bake it "
                   "with --direct rays");
   }
+  // Every input is read and recorded now: no output may be one of them.
+  display::checkOutputPath(options.output);
+  if (!options.holes.empty()) display::checkOutputPath(options.holes);
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
   lightmap::PatchList lightmapPatches;

@@ -76,6 +76,14 @@ std::string referenceCamera(const fs::path& reference) {
   }
 }
 
+// The files the viewer may write, checked again once the inputs are read (none may be one of them):
+// the timings log and the store it bakes when none was given.
+void checkViewOutputs(const ViewOptions& options, const viewer::ViewerSettings& settings) {
+  if (!options.timings.empty()) checkOutputFile(options.timings);
+  if (settings.store || settings.bakeOutput.empty()) return;
+  checkOutputFile(settings.bakeOutput);
+}
+
 void runView(const ViewOptions& options) {
   // Bad arguments fail before any loading.
   if (options.tone != "srgb" && options.tone != "filmic")
@@ -86,10 +94,10 @@ void runView(const ViewOptions& options) {
   if (options.frames < 0) throw Error("--frames must be ≥ 0 (0: until the window closes or the script ends)");
   if (!options.store.empty() && !options.bakeOutput.empty())
     throw Error("--bake-output is for a store baked in the window; with --store FILE there is nothing to bake");
-  checkWritableFolder(fs::path(options.screenshotDir) / "screenshot.png");
+  checkOutputFile(fs::path(options.screenshotDir) / "screenshot.png");
   if (!fs::is_directory(options.screenshotDir))
     throw Error("--screenshot-dir " + options.screenshotDir + ": not a folder; create it first");
-  if (!options.timings.empty()) checkWritableFolder(options.timings);
+  if (!options.timings.empty()) checkOutputFile(options.timings);
 
   viewer::ViewerSettings settings;
   settings.camera = options.camera;
@@ -121,7 +129,7 @@ void runView(const ViewOptions& options) {
       throw Error("--store " + options.store +
                   ": no such file; bake one with 'ibrr bake SCENE -o FILE', or leave --store out and the viewer "
                   "bakes one");
-    settings.store = loadStore(options.store, scene.fingerprint());  // refuses a store of another scene
+    settings.store = bake::readStoreFile(options.store, scene.fingerprint());  // refuses a store of another scene
     settings.storeName = fs::path(options.store).filename().string();
   } else {
     // No store: the one an earlier run baked and saved, else bake in the window and save it there.
@@ -130,7 +138,7 @@ void runView(const ViewOptions& options) {
     settings.storeName = settings.bakeOutput.filename().string();
     if (fs::exists(settings.bakeOutput)) {
       try {
-        settings.store = loadStore(settings.bakeOutput, scene.fingerprint());
+        settings.store = bake::readStoreFile(settings.bakeOutput, scene.fingerprint());
       } catch (const Error& error) {
         throw Error(std::string(error.what()) +
                     " (this is where the viewer keeps the store it bakes; give --store "
@@ -138,7 +146,7 @@ void runView(const ViewOptions& options) {
       }
       info("using the store baked earlier: " + settings.bakeOutput.string());
     } else {
-      checkWritableFolder(settings.bakeOutput);
+      checkOutputFile(settings.bakeOutput);
       if (!scene.hasLights())
         throw Error(scene.sourcePath.string() +
                     ": the scene has no emitters or lights to bake; add an emissive material (Ke) or a light to "
@@ -171,6 +179,7 @@ void runView(const ViewOptions& options) {
     settings.referenceCamera = referenceCamera(options.reference);
   }
   if (!options.script.empty()) settings.script = viewer::loadViewScript(options.script, scene);
+  checkViewOutputs(options, settings);  // every input is read and recorded now: no output may be one
   viewer::runViewer(scene, std::move(settings));
 }
 

@@ -21,6 +21,7 @@ constexpr std::array kCommands{
 }  // namespace
 
 int main(int argc, char** argv) {
+  ibrr::installInterruptHandlers();  // Ctrl-C and SIGTERM stop every command at its next safe point
   CLI::App app{
       "ibrr: precomputed diffuse global illumination with the image-based radiosity representation "
       "(layered depth cube of radiosity) and texel-lightmap radiosity solvers"};
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const ibrr::Interrupted& interrupted) {
     std::fprintf(stderr, "ibrr: %s\n", interrupted.what());
-    return 130;
+    return interrupted.exitCode();
   } catch (const ibrr::gpu::GpuUnavailable& error) {
     std::fprintf(stderr, "ibrr: error: %s\n", error.what());
     return 3;

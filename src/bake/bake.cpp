@@ -6,10 +6,13 @@
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_builder.hpp"
+#include "ibrr/store_file.hpp"
 #include "ibrr/surface_seeds.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/vpl.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/input_file.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 
@@ -412,6 +415,15 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
+}
+
+void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path) {
+  writeFileAtomically(path, [&](const std::filesystem::path& temporary) { saveStore(store, temporary); });
+}
+
+LayeredDepthCube readStoreFile(const std::filesystem::path& path, std::optional<std::uint64_t> expectedFingerprint) {
+  requireRegularFile(path, "store file");
+  return loadStore(path, expectedFingerprint);
 }
 
 }  // namespace ibrr::bake

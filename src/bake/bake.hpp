@@ -10,6 +10,7 @@
 #include "scene/scene.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -121,5 +122,14 @@ struct BakeCheckpoints {
 // whatever the thread count.
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                      const BakeCheckpoints* checkpoints = nullptr);
+
+// Saves a baked store to `path` (ibrr/store_file.hpp's format) all or nothing: a unique temporary
+// file renamed over `path` (util/atomic_file.hpp), refused if `path` is one of this run's inputs.
+void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path);
+
+// Loads a store file (ibrr/store_file.hpp's checks) after checking that it is a regular file, and
+// records it as an input of this run.
+LayeredDepthCube readStoreFile(const std::filesystem::path& path,
+                               std::optional<std::uint64_t> expectedFingerprint = std::nullopt);
 
 }  // namespace ibrr::bake

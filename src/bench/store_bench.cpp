@@ -99,7 +99,7 @@ int runStoreBenchmark(const StoreBenchOptions& options, std::ostream& out) {
   if (!(options.secondsPerMeasure > 0.0 && options.secondsPerMeasure <= 60.0))
     throw Error("store benchmark: secondsPerMeasure must be in (0, 60]");
   if (options.threads < 0) throw Error("store benchmark: threads must be >= 0 (0 = all)");
-  if (options.jsonPath) checkWritableFolder(*options.jsonPath);  // before the minutes of measuring, not after
+  if (options.jsonPath) checkOutputFile(*options.jsonPath);  // before the minutes of measuring, not after
   const int allThreads = options.threads > 0 ? options.threads : tbb::info::default_concurrency();
 
   const synthetic::AnalyticScene scene = benchScene();

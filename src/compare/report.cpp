@@ -3,13 +3,19 @@
 #include "display/image.hpp"
 #include "metrics/metrics.hpp"
 #include "util/error.hpp"
+#include "util/input_file.hpp"
 #include "util/log.hpp"
+#include "util/progress.hpp"
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -278,73 +284,110 @@ std::string resultsJson(const CompareResults& results) {
   return json.dump(2) + "\n";
 }
 
-void writeReport(const CompareResults& results, const fs::path& folder) {
+// Writes the report's files into `staging`, a new folder.
+static void writeReportFiles(const CompareResults& results, const fs::path& staging) {
+  fs::create_directories(staging / "images");
+  const std::vector<float> scales = writeImages(results, staging / "images");
+  writeText(staging / "results.json", resultsJson(results));
+  writeText(staging / "results.csv", resultsCsv(results));
+  writeText(staging / "convergence.csv", convergenceCsv(results));
+
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ibrr compare: "
+       << htmlEscape(results.sceneName) << "</title>\n<style>\n"
+       << "body{font-family:sans-serif;margin:24px;max-width:1400px;color:#222}"
+          "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 8px;"
+          "text-align:right}td:first-child,td:nth-child(2),th{text-align:left}th{background:#f3f3f3}"
+          ".grid{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}figure img{display:block;width:"
+       << std::min(results.options.width, 320)
+       << "px;image-rendering:pixelated}figcaption{font-size:12px;max-width:320px}"
+          ".ramp{width:256px;height:16px;background:linear-gradient(to right,#30123b,#4686fb,#1be5b5,#a4fc3c,"
+          "#fbb938,#e4460a,#7a0403)}pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}\n"
+       << "</style></head><body>\n<h1>ibrr compare: " << htmlEscape(results.sceneName) << "</h1>\n<p>"
+       << results.triangles << " triangles; " << results.references.size() << " camera(s) at "
+       << results.options.width << "&times;" << results.options.height << "; quality "
+       << qualityName(results.options.quality)
+       << (results.options.budgetSeconds > 0 ? format(", budget %.0f s per method", results.options.budgetSeconds)
+                                             : std::string())
+       << "; seed " << results.options.seed << ".<br>GPU: " << htmlEscape(results.gpu) << "; CPU: "
+       << htmlEscape(results.cpu)
+       << ".<br>Errors exclude the pixels that show an emitter. Display time is each method's own per-frame work "
+          "at the report size (IBRR: the reconstruction pass; lightmap: the textured draw; Keller: every VPL's "
+          "shadow map and shading). Images were rendered at twice the size and box-filtered.</p>\n"
+       << "<p>Images loaded: <span id=\"images-loaded\">not yet</span></p>\n"
+       << "<h2>Figures</h2>\n"
+       << tableHtml(results) << "<h2>Error against bake / solve time</h2>\n<p>IBRR after 1/8, 1/4, 1/2 and all "
+       << "of its light paths; lightmap solvers after every iteration; Keller's one point is its frame time.</p>\n"
+       << convergenceSvg(results) << "<h2>Pictures</h2>\n"
+       << gridHtml(results, scales) << "<h2>Methods and settings</h2>\n";
+  for (const MethodResult& method : results.methods)
+    html << "<h3>" << htmlEscape(method.method) << "</h3><p>" << htmlEscape(method.summary) << "</p><pre>"
+         << htmlEscape(nlohmann::json::parse(method.settingsJson.empty() ? "{}" : method.settingsJson).dump(2))
+         << "</pre>\n";
+  html << "<p>All figures: <a href=\"results.json\">results.json</a>, <a href=\"results.csv\">results.csv</a>, "
+          "<a href=\"convergence.csv\">convergence.csv</a>.</p>\n"
+       << "<script>window.addEventListener('load',function(){var n=0;document.querySelectorAll('img')"
+          ".forEach(function(i){if(i.complete&&i.naturalWidth>0)n++;});"
+          "document.getElementById('images-loaded').textContent=n+' of '+document.images.length;});</script>\n"
+       << "</body></html>\n";
+  writeText(staging / "index.html", html.str());
+}
+
+void checkReportFolder(const fs::path& folder) {
   const fs::path target = fs::absolute(folder).lexically_normal();
   const fs::path parent = target.parent_path();
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw Error("report folder " + target.string() + ": its parent folder does not exist; create it first");
-  if (fs::exists(target, ec) && !fs::is_directory(target, ec))
+  if (access(parent.c_str(), W_OK) != 0)
+    throw Error("report folder " + target.string() + ": its parent folder is not writable; choose another -o");
+  if (!fs::exists(fs::symlink_status(target, ec))) return;
+  if (fs::is_symlink(fs::symlink_status(target, ec)) || !fs::is_directory(target, ec))
     throw Error("report folder " + target.string() + " exists and is not a folder; choose another -o");
-  const fs::path staging = parent / (target.filename().string() + ".tmp-report");
-  fs::remove_all(staging, ec);
-  try {
-    fs::create_directories(staging / "images");
-    const std::vector<float> scales = writeImages(results, staging / "images");
-    writeText(staging / "results.json", resultsJson(results));
-    writeText(staging / "results.csv", resultsCsv(results));
-    writeText(staging / "convergence.csv", convergenceCsv(results));
+  const bool previousReport = fs::is_regular_file(target / "index.html", ec) &&
+                              fs::is_regular_file(target / "results.json", ec);
+  if (!previousReport && !fs::is_empty(target, ec))
+    throw Error("report folder " + target.string() +
+                " holds files that are not an ibrr report; ibrr replaces only its own reports: choose another -o");
+  if (const auto input = recordedInputInside(target))
+    throw Error("report folder " + target.string() + " holds " + *input +
+                " this command reads; choose another -o (nothing was written)");
+}
 
-    std::ostringstream html;
-    html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ibrr compare: "
-         << htmlEscape(results.sceneName) << "</title>\n<style>\n"
-         << "body{font-family:sans-serif;margin:24px;max-width:1400px;color:#222}"
-            "table{border-collapse:collapse;margin:12px 0}td,th{border:1px solid #ccc;padding:4px 8px;"
-            "text-align:right}td:first-child,td:nth-child(2),th{text-align:left}th{background:#f3f3f3}"
-            ".grid{display:flex;flex-wrap:wrap;gap:8px}figure{margin:0}figure img{display:block;width:"
-         << std::min(results.options.width, 320)
-         << "px;image-rendering:pixelated}figcaption{font-size:12px;max-width:320px}"
-            ".ramp{width:256px;height:16px;background:linear-gradient(to right,#30123b,#4686fb,#1be5b5,#a4fc3c,"
-            "#fbb938,#e4460a,#7a0403)}pre{background:#f7f7f7;padding:8px;overflow:auto;font-size:12px}\n"
-         << "</style></head><body>\n<h1>ibrr compare: " << htmlEscape(results.sceneName) << "</h1>\n<p>"
-         << results.triangles << " triangles; " << results.references.size() << " camera(s) at "
-         << results.options.width << "&times;" << results.options.height << "; quality "
-         << qualityName(results.options.quality)
-         << (results.options.budgetSeconds > 0 ? format(", budget %.0f s per method", results.options.budgetSeconds)
-                                               : std::string())
-         << "; seed " << results.options.seed << ".<br>GPU: " << htmlEscape(results.gpu) << "; CPU: "
-         << htmlEscape(results.cpu)
-         << ".<br>Errors exclude the pixels that show an emitter. Display time is each method's own per-frame work "
-            "at the report size (IBRR: the reconstruction pass; lightmap: the textured draw; Keller: every VPL's "
-            "shadow map and shading). Images were rendered at twice the size and box-filtered.</p>\n"
-         << "<p>Images loaded: <span id=\"images-loaded\">not yet</span></p>\n"
-         << "<h2>Figures</h2>\n"
-         << tableHtml(results) << "<h2>Error against bake / solve time</h2>\n<p>IBRR after 1/8, 1/4, 1/2 and all "
-         << "of its light paths; lightmap solvers after every iteration; Keller's one point is its frame time.</p>\n"
-         << convergenceSvg(results) << "<h2>Pictures</h2>\n"
-         << gridHtml(results, scales) << "<h2>Methods and settings</h2>\n";
-    for (const MethodResult& method : results.methods)
-      html << "<h3>" << htmlEscape(method.method) << "</h3><p>" << htmlEscape(method.summary) << "</p><pre>"
-           << htmlEscape(nlohmann::json::parse(method.settingsJson.empty() ? "{}" : method.settingsJson).dump(2))
-           << "</pre>\n";
-    html << "<p>All figures: <a href=\"results.json\">results.json</a>, <a href=\"results.csv\">results.csv</a>, "
-            "<a href=\"convergence.csv\">convergence.csv</a>.</p>\n"
-         << "<script>window.addEventListener('load',function(){var n=0;document.querySelectorAll('img')"
-            ".forEach(function(i){if(i.complete&&i.naturalWidth>0)n++;});"
-            "document.getElementById('images-loaded').textContent=n+' of '+document.images.length;});</script>\n"
-         << "</body></html>\n";
-    writeText(staging / "index.html", html.str());
+void writeReport(const CompareResults& results, const fs::path& folder) {
+  checkReportFolder(folder);  // again: every input is read and recorded now
+  const fs::path target = fs::absolute(folder).lexically_normal();
+  const fs::path parent = target.parent_path();
+  // A unique staging folder beside the target, never a fixed name that could be the user's.
+  std::string pattern = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (!mkdtemp(pattern.data()))
+    throw Error("report folder " + target.string() + ": cannot create a temporary folder beside it (" +
+                std::strerror(errno) + ")");
+  const fs::path staging = pattern;
+  std::error_code ec;
+  try {
+    writeReportFiles(results, staging);
+    throwIfInterrupted();
   } catch (...) {
     fs::remove_all(staging, ec);
     throw;
   }
   // Swap the finished report in; the previous one (if any) is removed only after the swap.
-  const fs::path previous = parent / (target.filename().string() + ".old-report");
-  fs::remove_all(previous, ec);
-  if (fs::exists(target, ec)) fs::rename(target, previous);
-  fs::rename(staging, target);
-  fs::remove_all(previous, ec);
+  if (fs::exists(target, ec)) {
+    std::string previousPattern = (parent / ("." + target.filename().string() + ".old-XXXXXX")).string();
+    if (!mkdtemp(previousPattern.data())) {
+      fs::remove_all(staging, ec);
+      throw Error("report folder " + target.string() + ": cannot create a temporary folder beside it");
+    }
+    const fs::path previous = previousPattern;
+    fs::rename(target, previous / "report");
+    fs::rename(staging, target);
+    fs::remove_all(previous, ec);
+  } else {
+    fs::rename(staging, target);
+  }
   info("wrote " + (target / "index.html").string());
 }
+
 
 }  // namespace ibrr::compare

@@ -16,6 +16,12 @@ namespace ibrr::compare {
 
 void writeReport(const CompareResults& results, const std::filesystem::path& folder);
 
+// The checks writeReport makes before it replaces anything, for a command to make before its work:
+// the parent folder exists and is writable; an existing `folder` is a previous report (index.html
+// and results.json) or empty, never another folder of the user's; and no file the command has
+// read lies inside it. Throws ibrr::Error naming the folder and the fix.
+void checkReportFolder(const std::filesystem::path& folder);
+
 // The results as JSON (also written to results.json).
 std::string resultsJson(const CompareResults& results);
 

@@ -36,7 +36,7 @@ ImageFormat imageFormatFor(const fs::path& path) {
 
 void checkOutputPath(const fs::path& path) {
   (void)imageFormatFor(path);
-  checkWritableFolder(path);
+  checkOutputFile(path);
 }
 
 std::uint8_t toneMapChannel(float linear, const ToneMapping& tone) {
@@ -134,11 +134,11 @@ Image readPfm(const fs::path& path) {
 
 }  // namespace
 
-void writeImage(const Image& image, const fs::path& path, const ToneMapping& tone) {
+void stageImage(OutputSet& outputs, const Image& image, const fs::path& path, const ToneMapping& tone) {
   const ImageFormat format = imageFormatFor(path);
   if (image.width <= 0 || image.height <= 0 || image.pixels.size() != std::size_t(image.width) * image.height)
     throw Error(path.string() + ": internal error: the image to write is empty or inconsistent");
-  writeFileAtomically(path, [&](const fs::path& temporary) {
+  outputs.stage(path, [&](const fs::path& temporary) {
     switch (format) {
       case ImageFormat::Png:
         writePng(image, temporary, tone);
@@ -151,6 +151,12 @@ void writeImage(const Image& image, const fs::path& path, const ToneMapping& ton
         break;
     }
   });
+}
+
+void writeImage(const Image& image, const fs::path& path, const ToneMapping& tone) {
+  OutputSet output;
+  stageImage(output, image, path, tone);
+  output.commit();
 }
 
 Image downsample(const Image& image, int factor) {

@@ -2,6 +2,8 @@
 // Linear RGB images and their files. Every image the product writes is linear *radiance* in the
 // scene's units (an emitter of radiance 17 shows as 17). PNG output applies exposure and a tone
 // curve for people; EXR (32-bit float) and PFM keep the linear values for measurement.
+#include "util/atomic_file.hpp"
+
 #include <glm/glm.hpp>
 
 #include <filesystem>
@@ -37,13 +39,16 @@ enum class ImageFormat { Png, Exr, Pfm };
 // naming the path and the accepted extensions otherwise.
 ImageFormat imageFormatFor(const std::filesystem::path& path);
 
-// Checks, before any long work, that an output can be written there: known extension and an
-// existing, writable folder. Throws ibrr::Error naming the path and the fix.
+// Checks, before any long work, that an output can be written there: a known extension and the
+// checks of util/atomic_file.hpp's checkOutputFile (writable folder, not an input, not a device or
+// read-only file). Throws ibrr::Error naming the path and the fix.
 void checkOutputPath(const std::filesystem::path& path);
 
 // Writes by extension. The file is written under a temporary name in the same folder and renamed
 // over the target only when complete, so a failure never leaves a partial or clobbered file.
 void writeImage(const Image& image, const std::filesystem::path& path, const ToneMapping& tone = {});
+// The same, as one of several outputs written all or none (committed by the caller).
+void stageImage(OutputSet& outputs, const Image& image, const std::filesystem::path& path, const ToneMapping& tone = {});
 
 // Writes 8-bit RGB pixels that are already display values (rows top to bottom, 3 bytes a pixel),
 // such as a window's framebuffer, as a PNG; atomically, as writeImage.

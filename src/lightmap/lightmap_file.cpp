@@ -3,6 +3,7 @@
 #include "display/image.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/input_file.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +52,7 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
       lightmap.radiance.size() != std::size_t(lightmap.width) * std::size_t(lightmap.height))
     throw Error(path.string() + ": cannot save a lightmap of " + std::to_string(lightmap.radiance.size()) +
                 " texels as " + std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height));
-  checkWritableFolder(path);
+  checkOutputFile(path);
   json settings;
   try {
     settings = lightmap.settingsJson.empty() ? json::object() : json::parse(lightmap.settingsJson);
@@ -77,13 +78,15 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
   };
   display::Image image(lightmap.width, lightmap.height);
   image.pixels = lightmap.radiance;       // image row y = atlas texel row y
-  display::writeImage(image, imagePath);  // temporary name, then rename
-  writeFileAtomically(path, [&](const fs::path& temporary) {
+  OutputSet outputs;  // the metadata and its data file are written both or neither
+  display::stageImage(outputs, image, imagePath);
+  outputs.stage(path, [&](const fs::path& temporary) {
     std::ofstream out(temporary);
     out << metadata.dump(2) << '\n';
     out.close();
     if (!out) throw Error(temporary.string() + ": could not write the lightmap metadata (disk full?)");
   });
+  outputs.commit();
 }
 
 Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapAtlas* atlasOut) {
@@ -91,6 +94,7 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
   if (!fs::is_regular_file(path, ec))
     throw Error(path.string() + ": lightmap file not found; bake one with 'ibrr bake SCENE --method gather -o " +
                 path.filename().string() + "'");
+  recordInput(path, "lightmap file");
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();

@@ -137,7 +137,7 @@ void saveMatrix(const std::filesystem::path& path, const MatrixSolution& s, bool
   w.value(s.powerSeconds);
   w.value(s.compressSeconds);
   w.value(fnv1a(w.bytes().data(), w.bytes().size()));
-  checkWritableFolder(path);
+  checkOutputFile(path);
   writeFileAtomically(path, [&](const std::filesystem::path& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     out.write(w.bytes().data(), std::streamsize(w.bytes().size()));

@@ -2,11 +2,13 @@
 
 #include "scene/ply_check.hpp"
 #include "util/error.hpp"
+#include "util/input_file.hpp"
 #include "util/log.hpp"
 
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <stb_image.h>
+#include <assimp/DefaultIOSystem.h>
 #include <assimp/Importer.hpp>
 
 #include <algorithm>
@@ -60,8 +62,10 @@ int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::
     const std::filesystem::path file = folder / relative;
     name = file.string();
     std::error_code error;
-    if (std::filesystem::is_regular_file(file, error))  // a FIFO would block stb
+    if (std::filesystem::is_regular_file(file, error)) {  // a FIFO would block stb
+      recordInput(file, "texture");
       data = stbi_load(name.c_str(), &width, &height, &channels, 3);
+    }
   }
   if (!data) {
     warn(name + ": cannot read texture (" + (stbi_failure_reason() ? stbi_failure_reason() : "unknown") +
@@ -116,6 +120,16 @@ bool looksLikePly(const std::filesystem::path& path) {
   return in.gcount() == 3 && std::string_view(start, 3) == "ply";
 }
 
+// Assimp's file system, recording every file it opens (the OBJ's MTL files, a glTF's buffers) as an
+// input of this run, so that no output is written over one (util/input_file.hpp).
+class RecordingIoSystem : public Assimp::DefaultIOSystem {
+public:
+  Assimp::IOStream* Open(const char* file, const char* mode) override {
+    if (file && mode && mode[0] == 'r') recordInput(file, "file the mesh reads");
+    return Assimp::DefaultIOSystem::Open(file, mode);
+  }
+};
+
 }  // namespace
 
 std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, MeshImportStats* stats) {
@@ -124,7 +138,9 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
     throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
   // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
   if (looksLikePly(path)) checkPlyFile(path);
+  recordInput(path, "mesh file");
   Assimp::Importer importer;
+  importer.SetIOHandler(new RecordingIoSystem);  // the importer owns it
   // Points and lines are removed; everything else is triangulated. Normals are generated (flat)
   // only where the file has none; node transforms are baked into the vertices.
   importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);

@@ -3,13 +3,31 @@
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 namespace ibrr {
 namespace {
 
-std::atomic<bool> g_interrupted{false};
+// The signal that asked for the stop (0: none). Written by the handler: lock-free atomics only.
+std::atomic<int> g_interruptSignal{0};
 
-extern "C" void onSigint(int) { g_interrupted.store(true); }
+constexpr int kMaxPendingTemporaries = 32;
+constexpr std::size_t kMaxTemporaryPath = 4096;
+// Paths of the temporary files being written, for the second signal's cleanup (unlink is
+// async-signal-safe; the handler reads a slot only while its flag says it is complete).
+std::atomic<bool> g_temporaryInUse[kMaxPendingTemporaries];
+char g_temporaryPath[kMaxPendingTemporaries][kMaxTemporaryPath];
+
+extern "C" void onInterruptSignal(int signalNumber) {
+  int expected = 0;
+  if (g_interruptSignal.compare_exchange_strong(expected, signalNumber)) return;  // first: stop at a safe point
+  // Second signal: the user insists. Remove what is half written and leave now.
+  for (int slot = 0; slot < kMaxPendingTemporaries; ++slot)
+    if (g_temporaryInUse[slot].load(std::memory_order_acquire)) unlink(g_temporaryPath[slot]);
+  static const char message[] = "ibrr: interrupted twice; temporary files removed, nothing was written\n";
+  [[maybe_unused]] const ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+  _exit(128 + signalNumber);
+}
 
 std::string formatDuration(double seconds) {
   char buffer[32];
@@ -26,20 +44,52 @@ std::string formatDuration(double seconds) {
 
 }  // namespace
 
-bool interruptRequested() { return g_interrupted.load(std::memory_order_relaxed); }
+Interrupted::Interrupted(int signalNumber)
+    : std::runtime_error(signalNumber == SIGTERM ? "terminated (SIGTERM); nothing was written"
+                                                 : "interrupted by Ctrl-C; nothing was written"),
+      m_signal(signalNumber) {}
+
+void installInterruptHandlers() {
+  struct sigaction action {};
+  action.sa_handler = onInterruptSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;  // reads and writes in progress resume; the flag is polled
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+bool interruptRequested() { return g_interruptSignal.load(std::memory_order_relaxed) != 0; }
 
 void throwIfInterrupted() {
-  if (interruptRequested()) throw Interrupted();
+  const int signalNumber = g_interruptSignal.load(std::memory_order_relaxed);
+  if (signalNumber != 0) throw Interrupted(signalNumber);
 }
 
-void setInterruptRequested(bool requested) { g_interrupted.store(requested); }
+void setInterruptRequested(bool requested) { g_interruptSignal.store(requested ? SIGINT : 0); }
 
-ScopedInterruptHandler::ScopedInterruptHandler() {
-  g_interrupted.store(false);
-  std::signal(SIGINT, onSigint);
+// Slots are claimed and released under one mutex; the handler reads them without it, but only
+// slots whose flag is set, and the flag is set after the path is complete and cleared before it
+// is erased.
+static std::mutex g_temporarySlots;
+
+PendingTemporaryFile::PendingTemporaryFile(const std::filesystem::path& path) {
+  const std::string text = path.string();
+  if (text.size() >= kMaxTemporaryPath) return;
+  std::lock_guard lock(g_temporarySlots);
+  for (int slot = 0; slot < kMaxPendingTemporaries; ++slot) {
+    if (g_temporaryInUse[slot].load(std::memory_order_acquire)) continue;
+    std::memcpy(g_temporaryPath[slot], text.c_str(), text.size() + 1);
+    g_temporaryInUse[slot].store(true, std::memory_order_release);
+    m_slot = slot;
+    return;
+  }
 }
 
-ScopedInterruptHandler::~ScopedInterruptHandler() { std::signal(SIGINT, SIG_DFL); }
+PendingTemporaryFile::~PendingTemporaryFile() {
+  if (m_slot < 0) return;
+  std::lock_guard lock(g_temporarySlots);
+  g_temporaryInUse[m_slot].store(false, std::memory_order_release);
+}
 
 Progress::Progress(std::string label, std::uint64_t total, std::string unit)
     : m_label(std::move(label)),

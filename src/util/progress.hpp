@@ -1,16 +1,21 @@
 #pragma once
-// Progress for long work (count, rate, time left) on stderr, and clean interruption by Ctrl-C.
+// Progress for long work (count, rate, time left) on stderr, and clean interruption by Ctrl-C or
+// SIGTERM.
 //
-//   ibrr::ScopedInterruptHandler onCtrlC;        // installs a SIGINT handler for this scope
+//   ibrr::installInterruptHandlers();            // once, in main()
 //   ibrr::Progress progress("reference", totalRows, "rows");
 //   for (...) { ibrr::throwIfInterrupted(); ...; progress.advance(1); }
 //   progress.finish();
 //
-// Worker threads poll interruptRequested() and stop early; the command then throws Interrupted,
-// which main() reports as "interrupted, nothing written" with exit code 130.
+// The handlers only set a flag: worker threads poll interruptRequested() and stop early, the
+// command then throws Interrupted at its next safe point (every output checks it before its
+// rename), and main() reports "interrupted, nothing was written" with exit code 128 + signal
+// (130 for SIGINT, 143 for SIGTERM). A second signal while the first is pending removes the
+// temporary files being written (registered below) and exits at once with the same code.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -19,21 +24,33 @@ namespace ibrr {
 
 class Interrupted : public std::runtime_error {
 public:
-  Interrupted() : std::runtime_error("interrupted by Ctrl-C; nothing was written") {}
+  explicit Interrupted(int signalNumber);
+  // 128 + the signal's number, as a shell reports a process killed by it.
+  [[nodiscard]] int exitCode() const { return 128 + m_signal; }
+
+private:
+  int m_signal;
 };
 
-// True once SIGINT arrived while a ScopedInterruptHandler is installed.
+// Installs the SIGINT and SIGTERM handlers for the rest of the process.
+void installInterruptHandlers();
+// True once SIGINT or SIGTERM arrived (or a test or the viewer requested a stop).
 bool interruptRequested();
 void throwIfInterrupted();
-// Test hook: request or clear an interrupt as if Ctrl-C had been pressed.
+// Test and viewer hook: request or clear a stop as if Ctrl-C had been pressed.
 void setInterruptRequested(bool requested);
 
-class ScopedInterruptHandler {
+// A temporary output file that a second signal must remove before the process exits. At most
+// kMaxPendingTemporaries are tracked at once (more are written without the forced-exit cleanup).
+class PendingTemporaryFile {
 public:
-  ScopedInterruptHandler();
-  ~ScopedInterruptHandler();
-  ScopedInterruptHandler(const ScopedInterruptHandler&) = delete;
-  ScopedInterruptHandler& operator=(const ScopedInterruptHandler&) = delete;
+  explicit PendingTemporaryFile(const std::filesystem::path& path);
+  ~PendingTemporaryFile();
+  PendingTemporaryFile(const PendingTemporaryFile&) = delete;
+  PendingTemporaryFile& operator=(const PendingTemporaryFile&) = delete;
+
+private:
+  int m_slot = -1;
 };
 
 class Progress {

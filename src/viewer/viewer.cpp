@@ -213,7 +213,6 @@ double median(std::vector<double> values) {
 // the window or Ctrl-C stops it with nothing written. The store is saved for the next run.
 LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& settings, ViewSurface& surface,
                               ImGuiSession& imgui) {
-  ScopedInterruptHandler onCtrlC;
   info("no store given: baking " + scene.sourcePath.filename().string() + " (" + std::to_string(settings.bake.paths) +
        " light paths, R = " + std::to_string(settings.bake.ldcResolution) + "); it will be saved to " +
        settings.bakeOutput.string());
@@ -258,7 +257,7 @@ LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& s
     surface.endFrame();
   });
   if (progress) progress->finish();
-  saveStore(result.store, settings.bakeOutput);  // temporary name, then rename
+  bake::writeStoreFile(result.store, settings.bakeOutput);
   info("baked " + std::to_string(result.stats.hemicubes) + " hemicubes in " +
        std::to_string(int(std::lround(result.stats.totalSeconds))) + " s; saved " + settings.bakeOutput.string() +
        " (next time: --store " + settings.bakeOutput.string() + ")");
@@ -438,7 +437,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
     events.keys.clear();
     events.wheelSteps = 0.0f;
     surface->pollEvents();
-    if (surface->shouldClose()) break;
+    if (surface->shouldClose() || interruptRequested()) break;  // Ctrl-C or SIGTERM: leave as Escape does
     const ImGuiIO& io = ImGui::GetIO();
     const float seconds = std::min(io.DeltaTime, 0.25f);  // movement per frame, bounded after a stall
 
