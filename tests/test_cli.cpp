@@ -227,3 +227,27 @@ TEST_CASE("ibrr diff counts the dark pixels, outside the direct light's shadows 
                              Contains("outside shadows") && Contains(picture.string()));
   CHECK(fs::exists(picture));
 }
+
+TEST_CASE("memory is estimated before it is spent: a bake or reference too big for the machine is refused at once",
+          "[cli][errors]") {
+  // A 24 GiB machine (ulimit -v): --ldc 8192 ended in "internal error" from std::bad_alloc after
+  // minutes; now it is refused before the store is allocated, naming what it needs.
+  const fs::path folder = test::outputDir("cli_memory");
+  const std::string ibrr = IBRR_EXECUTABLE;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"bake cornell --ldc 8192 -o " + (folder / "big.ibrr").string(), "--ldc"},
+      {"reference cornell --size 16384x16384 -o " + (folder / "big.exr").string(), "--size"},
+  };
+  for (const auto& [arguments, hint] : cases) {
+    const std::string command = "ulimit -v 25165824; '" + ibrr + "' " + arguments + " 2>'" +
+                                (folder / "err.txt").string() + "'; echo $? >'" + (folder / "code.txt").string() + "'";
+    REQUIRE(std::system(command.c_str()) == 0);
+    const std::string err = test::readText(folder / "err.txt");
+    INFO(arguments << "\nstderr: " << err);
+    CHECK(test::readText(folder / "code.txt") == "1\n");
+    CHECK(lineCount(err) == 1);
+    CHECK_THAT(err, Contains("needs about") && Contains("GiB available") && Contains(hint));
+    CHECK_FALSE(fs::exists(folder / "big.ibrr"));
+    CHECK_FALSE(fs::exists(folder / "big.exr"));
+  }
+}

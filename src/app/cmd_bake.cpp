@@ -23,6 +23,7 @@
 #include "lightmap/stochastic.hpp"
 #include "util/atomic_file.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 
@@ -182,6 +183,12 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
   inputs.total.restart();
   inputs.atlasOptions = atlasOptions;
   inputs.atlas = lightmap::buildAtlas(inputs.scene, atlasOptions);
+  // The patch list (58 bytes a texel) and a solver's radiance, residual and GPU textures: about 160.
+  requireMemory(std::uint64_t(inputs.atlas.width) * std::uint64_t(inputs.atlas.height) * 160,
+                "a lightmap of " + std::to_string(inputs.atlas.width) + "x" + std::to_string(inputs.atlas.height) +
+                    " texels",
+                "lower --atlas or --texel-density");
+  const MemoryPhase phase("solving the lightmap");
   inputs.patches = lightmap::rasterizePatches(inputs.scene, inputs.atlas);
   inputs.atlasSeconds = inputs.total.seconds();
   for (const std::uint8_t valid : inputs.patches.valid) inputs.validTexels += valid;
@@ -463,6 +470,7 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
     throw Error(scene.sourcePath.string() +
                 ": the scene has no emitters or lights to bake; add an emissive material "
                 "(Ke) or a light to the manifest");
+  bake::checkBakeMemory(scene, settings);  // before the GPU starts
   const auto context = gpu::createHeadlessContext();
   info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
        context->info().renderer);

@@ -3,6 +3,7 @@
 #include "gpu/context.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/progress.hpp"
 
 #include <array>
@@ -56,7 +57,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ibrr: error: %s\n", error.what());
     return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "ibrr: error: out of memory; lower --ldc, --paths, --size or --spp, or use a smaller scene\n");
+    std::fprintf(stderr,
+                 "ibrr: error: out of memory while %s; nothing was written: lower --ldc, --atlas, --paths, --size "
+                 "or --spp, or use a smaller scene\n",
+                 ibrr::MemoryPhase::current());
     return 5;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "ibrr: internal error: %s (please report it)\n", error.what());

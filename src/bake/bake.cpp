@@ -13,6 +13,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/input_file.hpp"
+#include "util/memory.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 
@@ -361,7 +362,45 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
   return options.paths;
 }
 
+// The store's frame and ε for a bake of `scene`.
+LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
+  LdcParams params;
+  params.bounds = {scene.bounds().min, scene.bounds().max};
+  params.resolution = options.ldcResolution;
+  params.epsDistance = options.epsDistance;
+  params.epsNormal = options.epsNormal;
+  params.sceneFingerprint = scene.fingerprint();
+  return params;
+}
+
 }  // namespace
+
+std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& options) {
+  constexpr double kBytesPerLayer = 200.0;     // builder tiles, seeds, store, GPU warp buffers
+  constexpr double kBytesPerPixel = 16.0;      // offset arrays of the builder, the store and the warp
+  constexpr double kFixedBytes = 256.0 * (1 << 20);  // GL, hemicube atlas, VPLs
+  const LdcFrame frame(resolveParams(storeParams(scene, options)));
+  const double pixelArea = double(frame.pixelSize()) * double(frame.pixelSize());
+  // Each triangle seeds the pixels it covers in the LDI of its dominant axis: its area times the
+  // largest component of its unit normal, in pixels.
+  double layers = 0.0;
+  for (const scene::MeshInstance& instance : scene.instances) {
+    const scene::TriangleMesh& mesh = scene.meshes[instance.mesh];
+    for (const glm::uvec3& t : mesh.triangles) {
+      glm::vec3 p[3];
+      for (int k = 0; k < 3; ++k) p[k] = glm::vec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
+      const glm::vec3 doubleAreaNormal = glm::abs(glm::cross(p[1] - p[0], p[2] - p[0]));
+      layers += 0.5 * double(std::max({doubleAreaNormal.x, doubleAreaNormal.y, doubleAreaNormal.z})) / pixelArea;
+    }
+  }
+  return std::uint64_t(kFixedBytes + kBytesPerLayer * layers + kBytesPerPixel * double(frame.pixelCount()));
+}
+
+void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
+  requireMemory(estimateBakeBytes(scene, options),
+                "baking the IBRR store at --ldc " + std::to_string(options.ldcResolution),
+                "lower --ldc (each halving needs about a quarter of the memory)");
+}
 
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                      const BakeCheckpoints* checkpoints) {
@@ -372,13 +411,9 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   const Stopwatch bakeTime;
   BakeStats stats;
 
-  LdcParams params;
-  params.bounds = {scene.bounds().min, scene.bounds().max};
-  params.resolution = options.ldcResolution;
-  params.epsDistance = options.epsDistance;
-  params.epsNormal = options.epsNormal;
-  params.sceneFingerprint = scene.fingerprint();
-  LdcBuilder builder(params, options.splat);  // validates R and ε
+  checkBakeMemory(scene, options);
+  const MemoryPhase phase("baking the IBRR store");
+  LdcBuilder builder(storeParams(scene, options), options.splat);  // validates R and ε
   if (options.seedLayersFromGeometry) {
     const Stopwatch seedTime;
     seedLayersFromGeometry(scene, builder);

@@ -4,6 +4,7 @@
 #include "rays/warp.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/progress.hpp"
 
 #include <glm/gtc/constants.hpp>
@@ -183,6 +184,11 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
 
   const int width = options.width, height = options.height;
   const std::size_t pixelCount = std::size_t(width) * height;
+  // Three double sums and the two float images: about 100 bytes a pixel, checked before any is allocated.
+  requireMemory(std::uint64_t(pixelCount) * 100,
+                "the reference at " + std::to_string(options.width) + "x" + std::to_string(options.height),
+                "lower --size");
+  const MemoryPhase phase("rendering the reference");
   std::vector<glm::dvec3> sum(pixelCount, glm::dvec3(0.0));
   std::vector<glm::dvec3> sumBatchMeanSquares(pixelCount, glm::dvec3(0.0));
   std::vector<glm::dvec3> sumSampleSquares(pixelCount, glm::dvec3(0.0));
