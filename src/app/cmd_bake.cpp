@@ -199,6 +199,7 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
 // (the loader rebuilds the atlas from them), and says so.
 void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output) {
   solved.atlasOptions = inputs.atlasOptions;
+  solved.atlasFingerprint = lightmap::atlasFingerprint(inputs.atlas);
   lightmap::saveLightmap(solved, output);
   std::printf("wrote %s\n", output.c_str());
 }

@@ -1,5 +1,6 @@
 #include "lightmap/atlas.hpp"
 
+#include "ibrr/checksum.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
@@ -681,7 +682,16 @@ Lightmap solvedLightmap(const scene::Scene& scene, const LightmapAtlas& atlas, s
   lightmap.method = std::move(method);
   lightmap.settingsJson = std::move(settingsJson);
   lightmap.sceneFingerprint = scene.fingerprint();
+  lightmap.atlasFingerprint = atlasFingerprint(atlas);
   return lightmap;
+}
+
+std::uint64_t atlasFingerprint(const LightmapAtlas& atlas) {
+  const auto bytesOf = [](const auto& value) { return std::as_bytes(std::span(&value, 1)); };
+  std::uint64_t hash = fnv1a64(bytesOf(atlas.width));
+  hash = fnv1a64(bytesOf(atlas.height), hash);
+  for (const LightmapVertex& vertex : atlas.vertices) hash = fnv1a64(bytesOf(vertex.lightmapUv), hash);
+  return fnv1a64(std::as_bytes(std::span(atlas.triangleChart)), hash);
 }
 
 LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options) {

@@ -101,10 +101,18 @@ struct Lightmap {
   std::string method;                  // "gather", ...
   std::string settingsJson;            // the solver's settings, for reports
   std::uint64_t sceneFingerprint = 0;  // Scene::fingerprint(): a lightmap for another scene is refused
+  std::uint64_t atlasFingerprint = 0;  // atlasFingerprint() of the atlas it was solved on
 };
 
-// A solver's result as a Lightmap of `atlas` (width × height radiance, 0 on invalid texels). Its
-// atlasOptions carry only the atlas's density: the caller sets the options it built the atlas with.
+// A hash of an atlas's layout (size, every corner's lightmap UV, every triangle's chart), FNV-1a 64
+// of their bytes: the lightmap file records it, and the loader refuses a lightmap whose atlas,
+// rebuilt from its options, is laid out differently (another scene, another version of the atlas
+// code).
+std::uint64_t atlasFingerprint(const LightmapAtlas& atlas);
+
+// A solver's result as a Lightmap of `atlas` (width × height radiance, 0 on invalid texels, the
+// atlas's fingerprint). Its atlasOptions carry only the atlas's density: the caller sets the options
+// it built the atlas with.
 Lightmap solvedLightmap(const scene::Scene& scene, const LightmapAtlas& atlas, std::vector<glm::vec3> radiance,
                         std::string method, std::string settingsJson);
 

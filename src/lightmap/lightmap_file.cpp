@@ -1,6 +1,7 @@
 #include "lightmap/lightmap_file.hpp"
 
 #include "display/image.hpp"
+#include "ibrr/checksum.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/input_file.hpp"
@@ -39,6 +40,22 @@ const json& requireKey(const json& object, const char* key, json::value_t type, 
   return *it;
 }
 
+// FNV-1a 64 of the radiance as float32 RGB in texel order (what the EXR holds).
+std::uint64_t radianceChecksum(const std::vector<glm::vec3>& radiance) {
+  return fnv1a64(std::as_bytes(std::span(radiance)));
+}
+
+// A key holding 16 hex digits, as a number.
+std::uint64_t requireHexKey(const json& object, const char* key, const fs::path& path) {
+  const std::string text =
+      requireKey(object, key, json::value_t::string, path, "a string of 16 hex digits").get<std::string>();
+  char* end = nullptr;
+  const std::uint64_t value = std::strtoull(text.c_str(), &end, 16);
+  if (text.size() != 16 || end != text.c_str() + 16)
+    throw Error(path.string() + ": key '" + key + "' is not 16 hex digits; bake the lightmap again");
+  return value;
+}
+
 }  // namespace
 
 fs::path lightmapImagePath(const fs::path& lightmapPath) {
@@ -52,7 +69,11 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
       lightmap.radiance.size() != std::size_t(lightmap.width) * std::size_t(lightmap.height))
     throw Error(path.string() + ": cannot save a lightmap of " + std::to_string(lightmap.radiance.size()) +
                 " texels as " + std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height));
+  if (lightmap.atlasFingerprint == 0)
+    throw Error(path.string() + ": internal error: the lightmap carries no atlas fingerprint (set it from "
+                "atlasFingerprint() of the atlas it was solved on)");
   checkOutputFile(path);
+  checkOutputFile(lightmapImagePath(path));
   json settings;
   try {
     settings = lightmap.settingsJson.empty() ? json::object() : json::parse(lightmap.settingsJson);
@@ -72,9 +93,11 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
         {"paddingTexels", lightmap.atlasOptions.paddingTexels},
         {"chartNormalCosine", lightmap.atlasOptions.chartNormalCosine},
         {"emitterRefinement", lightmap.atlasOptions.emitterRefinement}}},
+      {"atlasFingerprint", hex64(lightmap.atlasFingerprint)},
       {"width", lightmap.width},
       {"height", lightmap.height},
       {"radiance", imagePath.filename().string()},
+      {"radianceChecksum", hex64(radianceChecksum(lightmap.radiance))},
   };
   display::Image image(lightmap.width, lightmap.height);
   image.pixels = lightmap.radiance;       // image row y = atlas texel row y
@@ -119,13 +142,8 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
   lightmap.settingsJson = settings == metadata.end() ? "{}"
                           : settings->is_string()    ? settings->get<std::string>()
                                                      : settings->dump();
-  const std::string fingerprint =
-      requireKey(metadata, "sceneFingerprint", json::value_t::string, path, "a string of 16 hex digits")
-          .get<std::string>();
-  char* end = nullptr;
-  lightmap.sceneFingerprint = std::strtoull(fingerprint.c_str(), &end, 16);
-  if (fingerprint.size() != 16 || end != fingerprint.c_str() + 16)
-    throw Error(path.string() + ": key 'sceneFingerprint' is not 16 hex digits; bake the lightmap again");
+  lightmap.sceneFingerprint = requireHexKey(metadata, "sceneFingerprint", path);
+  const std::string fingerprint = hex64(lightmap.sceneFingerprint);
   if (lightmap.sceneFingerprint != scene.fingerprint())
     throw Error(path.string() + ": this lightmap was baked for another scene (fingerprint " + fingerprint +
                 ", this scene " + hex64(scene.fingerprint()) + "); bake one for " +
@@ -166,6 +184,9 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
   for (const glm::vec3& value : image.pixels)
     if (!(std::isfinite(value.x) && std::isfinite(value.y) && std::isfinite(value.z)))
       throw Error(path.string() + ": its radiance image has non-finite texels; bake again");
+  if (radianceChecksum(image.pixels) != requireHexKey(metadata, "radianceChecksum", path))
+    throw Error(path.string() + ": its radiance image " + imagePath.filename().string() +
+                " does not match the checksum in the metadata (damaged, or from another bake); bake again");
   lightmap.radiance = std::move(image.pixels);
 
   LightmapAtlas rebuilt;
@@ -178,6 +199,11 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
     throw Error(path.string() + ": the atlas rebuilt from its options is " + std::to_string(rebuilt.width) + "×" +
                 std::to_string(rebuilt.height) + " texels, the file's is " + std::to_string(lightmap.width) + "×" +
                 std::to_string(lightmap.height) + " (made by another version of the atlas code); bake again");
+  lightmap.atlasFingerprint = requireHexKey(metadata, "atlasFingerprint", path);
+  if (atlasFingerprint(rebuilt) != lightmap.atlasFingerprint)
+    throw Error(path.string() + ": the atlas rebuilt from its options is laid out differently from the one it was "
+                "baked on (atlas fingerprint " + hex64(atlasFingerprint(rebuilt)) + ", the file's " +
+                hex64(lightmap.atlasFingerprint) + "; another version of the atlas code); bake again");
   if (atlasOut) *atlasOut = std::move(rebuilt);
   return lightmap;
 }

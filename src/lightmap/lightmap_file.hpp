@@ -4,16 +4,19 @@
 // the atlas upside down against GL's convention; the values are what matter). The JSON holds:
 //   "format": "ibrr lightmap", "version": 1, "method": "gather", "settings": { the solver's },
 //   "sceneFingerprint": "16 hex digits", "atlas": { texelsPerUnit, targetSize, paddingTexels,
-//   chartNormalCosine }, "width", "height", "radiance": "X.lightmap.exr" (relative to the JSON).
+//   chartNormalCosine }, "atlasFingerprint": "16 hex digits", "width", "height",
+//   "radiance": "X.lightmap.exr" (relative to the JSON), "radianceChecksum": "16 hex digits".
 // The atlas itself is not stored: buildAtlas() is deterministic, so the loader rebuilds it from the
-// scene and "atlas" and checks that its size matches.
+// scene and "atlas" and checks that its fingerprint (atlasFingerprint(): size, UVs, charts) is the
+// one the lightmap was solved on. "radianceChecksum" is FNV-1a 64 of the radiance as float32 RGB in
+// texel order: a damaged or swapped .exr is refused.
 #include "lightmap/atlas.hpp"
 
 #include <filesystem>
 
 namespace ibrr::lightmap {
 
-inline constexpr int kLightmapFormatVersion = 1;
+inline constexpr int kLightmapFormatVersion = 2;  // 2: atlasFingerprint and radianceChecksum
 
 // The radiance image's path for a lightmap path: "X.lightmap" → "X.lightmap.exr".
 [[nodiscard]] std::filesystem::path lightmapImagePath(const std::filesystem::path& lightmapPath);
@@ -26,8 +29,8 @@ inline void saveLightmap(const Lightmap& lightmap, const std::filesystem::path& 
 
 // Reads and checks a lightmap for `scene`: the file exists and is JSON of this format and version,
 // every key is there with the right type, it was baked for this scene (fingerprint: "baked for
-// another scene"), the EXR exists and is width × height with finite values, and the atlas rebuilt
-// from "atlas" has that size. Each failure is one ibrr::Error naming the file, the key and what to
+// another scene"), the EXR exists, is width × height with finite values and matches the checksum,
+// and the atlas rebuilt from "atlas" has the recorded fingerprint. Each failure is one ibrr::Error naming the file, the key and what to
 // do. When `atlas` is given it receives the rebuilt atlas.
 [[nodiscard]] Lightmap loadLightmap(const std::filesystem::path& path, const scene::Scene& scene,
                                     LightmapAtlas* atlas = nullptr);

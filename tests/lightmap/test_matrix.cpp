@@ -410,6 +410,32 @@ TEST_CASE("matrix: the matrix file round trip, and truncated, corrupt or foreign
   CHECK_THROWS_WITH(loadMatrix(folder / "missing.ibrrmatrix", scene), Catch::Contains("missing.ibrrmatrix"));
 }
 
+// Found by tests/fuzz/fuzz_matrix: an array of no entries (here the exact entries of a compression that kept
+// none) was read by a memcpy to a null pointer, which UBSan reports as undefined behaviour.
+TEST_CASE("matrix: a compressed matrix with no exact entries round-trips through its file", "[lightmap][matrix]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  MatrixSolution solution;
+  solution.width = solution.height = 8;
+  solution.sceneFingerprint = scene.fingerprint();
+  solution.bounces = 1;
+  solution.texels = {0, 1, 2};
+  solution.position = solution.normal = solution.albedo = solution.emission = std::vector<glm::vec3>(3, glm::vec3(0.5f));
+  auto compressed = std::make_shared<CompressedMatrix>();
+  compressed->paddedSize = 4;
+  compressed->rowOrder = compressed->columnOrder = {0, 1, 2};
+  compressed->rowScale.assign(3, glm::vec3(1.0f));
+  compressed->blocks.assign(1, 0);
+  compressed->exactStart.assign(4, 0);  // no exact entries in any row
+  solution.compressed = compressed;
+  const std::filesystem::path file = test::outputDir("matrix_no_exact") / "no_exact.ibrrmatrix";
+  saveMatrix(file, solution);
+  const MatrixSolution loaded = loadMatrix(file, scene);
+  REQUIRE(loaded.compressed);
+  CHECK(loaded.compressed->exactColumn.empty());
+  CHECK(loaded.compressed->exactValue.empty());
+  CHECK(loaded.compressed->exactStart == compressed->exactStart);
+}
+
 TEST_CASE("matrix: compression keeps the top entries exact and reordering lowers the error", "[lightmap][matrix]") {
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const Setup s = makeSetup(scene, 32);
@@ -538,6 +564,7 @@ TEST_CASE("matrix: figures (patches, bytes, precompute, relight, k-bounce speed-
     lightmap.method = "matrix";
     lightmap.settingsJson = solution->settingsJson;
     lightmap.sceneFingerprint = scene.fingerprint();
+    lightmap.atlasFingerprint = atlasFingerprint(s.atlas);
     return lightmap;
   };
   std::vector<glm::vec3> denseRadiance;
