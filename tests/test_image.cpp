@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include <stb_image.h>
 
 using namespace ibrr;
@@ -78,6 +81,19 @@ TEST_CASE("a failed write leaves the existing file untouched and no temporary be
   // A successful write replaces it.
   display::writeImage(gradient(2, 2), target);
   CHECK(display::readImage(target).pixels == gradient(2, 2).pixels);
+}
+
+TEST_CASE("an image with a NaN or infinite pixel is refused, not written", "[image][errors]") {
+  // A Keller image with NaN pixels was written and shown as black holes.
+  const fs::path folder = test::outputDir("non_finite");
+  for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity()}) {
+    display::Image image = gradient(4, 3);
+    image.at(2, 1).g = bad;
+    for (const char* name : {"out.exr", "out.png", "out.pfm"})
+      CHECK_THROWS_WITH(display::writeImage(image, folder / name), Contains(name) && Contains("1 pixels") &&
+                                                                       Contains("not finite"));
+  }
+  CHECK(fs::is_empty(folder));
 }
 
 TEST_CASE("bad image paths are refused before any work", "[image][errors]") {

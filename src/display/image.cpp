@@ -138,6 +138,14 @@ void stageImage(OutputSet& outputs, const Image& image, const fs::path& path, co
   const ImageFormat format = imageFormatFor(path);
   if (image.width <= 0 || image.height <= 0 || image.pixels.size() != std::size_t(image.width) * image.height)
     throw Error(path.string() + ": internal error: the image to write is empty or inconsistent");
+  // A NaN or infinite pixel is never a result: it is refused here, not written for a viewer to show.
+  const auto nonFinite = std::count_if(image.pixels.begin(), image.pixels.end(), [](const glm::vec3& p) {
+    return !(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z));
+  });
+  if (nonFinite > 0)
+    throw Error(path.string() + ": " + std::to_string(nonFinite) +
+                " pixels of the image are not finite numbers (NaN or infinity), so nothing was written; "
+                "please report it with the command line");
   outputs.stage(path, [&](const fs::path& temporary) {
     switch (format) {
       case ImageFormat::Png:
