@@ -3,6 +3,7 @@
 #include "test_support.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/progress.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -94,6 +95,41 @@ TEST_CASE("an image with a NaN or infinite pixel is refused, not written", "[ima
                                                                        Contains("not finite"));
   }
   CHECK(fs::is_empty(folder));
+}
+
+TEST_CASE("several outputs are written all or none", "[image][errors]") {
+  // `reference` left an orphan ref.exr when writing ref.pfm failed.
+  const fs::path folder = test::outputDir("output_set");
+  test::writeText(folder / "a.txt", "earlier a");
+  {
+    OutputSet outputs;
+    outputs.stage(folder / "a.txt", [](const fs::path& temporary) { test::writeText(temporary, "new a"); });
+    CHECK_THROWS_WITH(outputs.stage(folder / "b.txt",
+                                    [](const fs::path& temporary) {
+                                      test::writeText(temporary, "half of b");
+                                      throw Error("disk full");
+                                    }),
+                      Contains("disk full"));
+  }  // never committed: both temporary files removed
+  CHECK(test::readText(folder / "a.txt") == "earlier a");
+  CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
+  {
+    OutputSet outputs;
+    outputs.stage(folder / "a.txt", [](const fs::path& temporary) { test::writeText(temporary, "new a"); });
+    outputs.stage(folder / "b.txt", [](const fs::path& temporary) { test::writeText(temporary, "new b"); });
+    setInterruptRequested(true);  // a stop before the commit: nothing replaced
+    CHECK_THROWS_AS(outputs.commit(), Interrupted);
+    setInterruptRequested(false);
+  }
+  CHECK(test::readText(folder / "a.txt") == "earlier a");
+  CHECK_FALSE(fs::exists(folder / "b.txt"));
+  OutputSet again;
+  again.stage(folder / "a.txt", [](const fs::path& temporary) { test::writeText(temporary, "new a"); });
+  again.stage(folder / "b.txt", [](const fs::path& temporary) { test::writeText(temporary, "new b"); });
+  again.commit();
+  CHECK(test::readText(folder / "a.txt") == "new a");
+  CHECK(test::readText(folder / "b.txt") == "new b");
+  CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 2);
 }
 
 TEST_CASE("bad image paths are refused before any work", "[image][errors]") {

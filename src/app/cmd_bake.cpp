@@ -195,12 +195,20 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
   return inputs;
 }
 
-// Saves the solved lightmap (temporary name, then rename) with the atlas options it was solved on
-// (the loader rebuilds the atlas from them), and says so.
-void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output) {
+// Stages the solved lightmap with the atlas options it was solved on (the loader rebuilds the atlas
+// from them) and its atlas's fingerprint.
+void stageSolvedLightmap(OutputSet& outputs, const LightmapBakeInputs& inputs, lightmap::Lightmap solved,
+                         const std::string& output) {
   solved.atlasOptions = inputs.atlasOptions;
   solved.atlasFingerprint = lightmap::atlasFingerprint(inputs.atlas);
-  lightmap::saveLightmap(solved, output);
+  lightmap::stageLightmap(outputs, output, solved);
+}
+
+// Saves the solved lightmap (temporary names, then renames), and says so.
+void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output) {
+  OutputSet outputs;
+  stageSolvedLightmap(outputs, inputs, std::move(solved), output);
+  outputs.commit();
   std::printf("wrote %s\n", output.c_str());
 }
 
@@ -393,13 +401,16 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
   lightmap::MatrixSolution& solution = *result.solution;
   solution.atlasOptions = atlasOptions;  // `ibrr render --matrix` rebuilds the atlas from these
   double saveSeconds = 0.0;
+  OutputSet outputs;  // the matrix and the lightmap are written all or none
   if (!options.saveMatrix.empty()) {
     const Stopwatch saving;
     // Dense storage keeps N_k; compressed keeps only the compressed form (what a relight reads).
-    lightmap::saveMatrix(options.saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
+    lightmap::stageMatrix(outputs, options.saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
     saveSeconds = saving.seconds();
   }
-  saveSolvedLightmap(inputs, result.lightmap, options.output);
+  stageSolvedLightmap(outputs, inputs, result.lightmap, options.output);
+  outputs.commit();
+  std::printf("wrote %s\n", options.output.c_str());
 
   const std::vector<lightmap::MatrixLight> lights = lightmap::matrixLights(inputs.scene);
   glm::dvec3 mean(0.0);

@@ -118,18 +118,24 @@ void runDiff(const DiffOptions& options) {
         "direct light left out)\n",
         100.0 * outside.fraction(), outside.dark, outside.compared);
   }
+  OutputSet outputs;  // the error image and the dark-pixel image are written both or neither
+  std::string written;
   if (!options.output.empty()) {
     float scale = 0.0f;
     const display::Image heat = metrics::errorHeatmap(test, reference, mask, options.scale, &scale);
-    display::writeImage(heat, options.output);
-    std::printf("wrote %s (turbo colour map: blue = 0, red = per-pixel relative error %.4g%s)\n",
-                options.output.c_str(), scale, options.scale > 0.0f ? "" : ", the 99th percentile");
+    display::stageImage(outputs, heat, options.output);
+    char line[512];
+    std::snprintf(line, sizeof line, "wrote %s (turbo colour map: blue = 0, red = per-pixel relative error %.4g%s)\n",
+                  options.output.c_str(), scale, options.scale > 0.0f ? "" : ", the 99th percentile");
+    written += line;
   }
   if (!options.darkOutput.empty()) {
-    display::writeImage(metrics::darkPixelImage(test, reference, mask, shadow), options.darkOutput);
-    std::printf("wrote %s (A in grey; dark pixels in red, or blue inside the direct light's shadows)\n",
-                options.darkOutput.c_str());
+    display::stageImage(outputs, metrics::darkPixelImage(test, reference, mask, shadow), options.darkOutput);
+    written += "wrote " + options.darkOutput + " (A in grey; dark pixels in red, or blue inside the direct light's "
+               "shadows)\n";
   }
+  outputs.commit();
+  std::fputs(written.c_str(), stdout);
 }
 
 }  // namespace

@@ -187,15 +187,17 @@ void runRender(const RenderOptions& options) {
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;
   tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
-  display::writeImage(output.image, options.output, tone);
+  OutputSet outputs;  // the picture and its holes image are written both or neither
+  display::stageImage(outputs, output.image, options.output, tone);
   if (!options.holes.empty()) {
     // Holes in red over the dimmed radiance, so they can be found in the picture.
     display::Image holes = output.image;
     for (std::size_t i = 0; i < holes.pixels.size(); ++i)
       holes.pixels[i] =
           (!output.holes.empty() && output.holes[i]) ? glm::vec3(1.0f, 0.0f, 0.0f) : 0.25f * holes.pixels[i];
-    display::writeImage(holes, options.holes, tone);
+    display::stageImage(outputs, holes, options.holes, tone);
   }
+  outputs.commit();
   std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
               std::string(method.name).c_str(), camera.name.c_str(), seconds, context->info().renderer.c_str());
   if (relit) {

@@ -64,7 +64,7 @@ fs::path lightmapImagePath(const fs::path& lightmapPath) {
   return image;
 }
 
-void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
+void stageLightmap(OutputSet& outputs, const fs::path& path, const Lightmap& lightmap) {
   if (lightmap.width <= 0 || lightmap.height <= 0 ||
       lightmap.radiance.size() != std::size_t(lightmap.width) * std::size_t(lightmap.height))
     throw Error(path.string() + ": cannot save a lightmap of " + std::to_string(lightmap.radiance.size()) +
@@ -101,7 +101,6 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
   };
   display::Image image(lightmap.width, lightmap.height);
   image.pixels = lightmap.radiance;       // image row y = atlas texel row y
-  OutputSet outputs;  // the metadata and its data file are written both or neither
   display::stageImage(outputs, image, imagePath);
   outputs.stage(path, [&](const fs::path& temporary) {
     std::ofstream out(temporary);
@@ -109,6 +108,11 @@ void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
     out.close();
     if (!out) throw Error(temporary.string() + ": could not write the lightmap metadata (disk full?)");
   });
+}
+
+void saveLightmap(const fs::path& path, const Lightmap& lightmap) {
+  OutputSet outputs;  // the metadata and its data file are written both or neither
+  stageLightmap(outputs, path, lightmap);
   outputs.commit();
 }
 

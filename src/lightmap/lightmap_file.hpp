@@ -11,6 +11,7 @@
 // one the lightmap was solved on. "radianceChecksum" is FNV-1a 64 of the radiance as float32 RGB in
 // texel order: a damaged or swapped .exr is refused.
 #include "lightmap/atlas.hpp"
+#include "util/atomic_file.hpp"
 
 #include <filesystem>
 
@@ -26,6 +27,8 @@ inline constexpr int kLightmapFormatVersion = 2;  // 2: atlasFingerprint and rad
 // lightmap is inconsistent (radiance size ≠ width·height).
 void saveLightmap(const std::filesystem::path& path, const Lightmap& lightmap);
 inline void saveLightmap(const Lightmap& lightmap, const std::filesystem::path& path) { saveLightmap(path, lightmap); }
+// The same, as outputs of a set written all or none (committed by the caller).
+void stageLightmap(OutputSet& outputs, const std::filesystem::path& path, const Lightmap& lightmap);
 
 // Reads and checks a lightmap for `scene`: the file exists and is JSON of this format and version,
 // every key is there with the right type, it was baked for this scene (fingerprint: "baked for

@@ -55,6 +55,7 @@
 // entry), so it is the default on software rasterisers (MatrixRelighter::Bc1Decoder).
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
+#include "util/atomic_file.hpp"
 
 #include <glm/glm.hpp>
 
@@ -308,6 +309,9 @@ std::string matrixSettingsJson(const MatrixOptions& options, MatrixDirect resolv
 // it. Written under a temporary name and renamed. Loading throws ibrr::Error naming the file for
 // a missing, truncated or corrupt file, another format or version, or another scene.
 void saveMatrix(const std::filesystem::path& path, const MatrixSolution& solution, bool includeDense = true);
+// The same, as one of several outputs written all or none (committed by the caller).
+void stageMatrix(OutputSet& outputs, const std::filesystem::path& path, const MatrixSolution& solution,
+                 bool includeDense = true);
 [[nodiscard]] MatrixSolution loadMatrix(const std::filesystem::path& path, const scene::Scene& scene);
 // Checks that a loaded matrix belongs to the atlas rebuilt from its atlasOptions (same size, the
 // same valid texels as patches); throws ibrr::Error naming `path` otherwise.

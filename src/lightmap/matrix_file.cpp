@@ -70,7 +70,8 @@ public:
                   " entries where " + std::to_string(expected) + " were expected); precompute it again");
     need(count * sizeof(T));
     std::vector<T> v(count);
-    std::memcpy(v.data(), m_bytes.data() + m_at, count * sizeof(T));
+    if (count > 0)  // an empty array (no exact entries) has a null data(): memcpy to it is undefined
+      std::memcpy(v.data(), m_bytes.data() + m_at, count * sizeof(T));
     m_at += count * sizeof(T);
     return v;
   }
@@ -95,7 +96,7 @@ private:
 
 }  // namespace
 
-void saveMatrix(const std::filesystem::path& path, const MatrixSolution& s, bool includeDense) {
+void stageMatrix(OutputSet& outputs, const std::filesystem::path& path, const MatrixSolution& s, bool includeDense) {
   const std::size_t n = s.size();
   Writer w;
   for (const char c : kMagic) w.value(c);
@@ -137,13 +138,18 @@ void saveMatrix(const std::filesystem::path& path, const MatrixSolution& s, bool
   w.value(s.powerSeconds);
   w.value(s.compressSeconds);
   w.value(fnv1a(w.bytes().data(), w.bytes().size()));
-  checkOutputFile(path);
-  writeFileAtomically(path, [&](const std::filesystem::path& temporary) {
+  outputs.stage(path, [&](const std::filesystem::path& temporary) {
     std::ofstream out(temporary, std::ios::binary);
     out.write(w.bytes().data(), std::streamsize(w.bytes().size()));
     out.close();
     if (!out) throw Error(path.string() + ": could not write the form-factor matrix (disk full?)");
   });
+}
+
+void saveMatrix(const std::filesystem::path& path, const MatrixSolution& solution, bool includeDense) {
+  OutputSet outputs;
+  stageMatrix(outputs, path, solution, includeDense);
+  outputs.commit();
 }
 
 MatrixSolution loadMatrix(const std::filesystem::path& path, const scene::Scene& scene) {

@@ -1,5 +1,7 @@
 #include "util/progress.hpp"
 
+#include "util/log.hpp"
+
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
@@ -121,6 +123,7 @@ double Progress::elapsedSeconds() const {
 }
 
 void Progress::print(bool final) {
+  if (logLevel() == LogLevel::Quiet) return;  // -q: errors only
   const double elapsed = elapsedSeconds();
   const std::uint64_t done = m_done.load();
   const double rate = elapsed > 0 ? double(done) / elapsed : 0.0;

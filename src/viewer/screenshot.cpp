@@ -27,8 +27,10 @@ SavedScreenshot saveScreenshot(const display::Image& image, const std::filesyste
                                const std::string& base, const display::ToneMapping& tone) {
   const std::filesystem::path stem = unusedScreenshotStem(folder, base);
   SavedScreenshot saved{stem.string() + ".png", stem.string() + ".exr"};
-  display::writeImage(image, saved.exr);
-  display::writeImage(image, saved.png, tone);
+  OutputSet outputs;  // the linear EXR and the PNG are written both or neither
+  display::stageImage(outputs, image, saved.exr);
+  display::stageImage(outputs, image, saved.png, tone);
+  outputs.commit();
   return saved;
 }
 
