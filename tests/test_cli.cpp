@@ -136,6 +136,11 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     expectCleanFailure({"render", "cornell", "--eye", "nan,0,0", "--target", "0,0,0", "-o", output.string()},
                        {"--eye", "nan"}, output);
     expectCleanFailure({"render", "cornell", "--fov", "inf", "-o", output.string()}, {"--fov", "inf"}, output);
+    // Finite as doubles, infinite as the float flags they are (found by fuzz_cli_numbers).
+    expectCleanFailure({"render", "cornell", "--exposure", "1e39", "-o", output.string()}, {"--exposure", "range"},
+                       output);
+    expectCleanFailure({"render", "cornell", "--eye", "1e39,0,0", "--target", "0,0,0", "-o", output.string()},
+                       {"--eye", "range"}, output);
     expectCleanFailure({"diff", output.string(), output.string(), "--scale", "nan"}, {"--scale", "nan"}, output);
   }
   SECTION("inputs must be regular files: a FIFO or a folder is refused, never read (a FIFO blocked forever)") {

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 namespace ibrr::app {
 
@@ -29,8 +30,12 @@ const CLI::Validator& finiteNumber() {
       [](std::string& text) -> std::string {
         double value = 0.0;
         const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-        if (error == std::errc() && end == text.data() + text.size() && std::isfinite(value)) return {};
-        return "'" + text + "' is not a finite number";
+        if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(value))
+          return "'" + text + "' is not a finite number";
+        // The flags are floats: 1e39 is finite as a double but infinite once CLI11 stores it.
+        if (std::fabs(value) > double(std::numeric_limits<float>::max()))
+          return "'" + text + "' is beyond a float's range (about ±3.4e38)";
+        return {};
       },
       "FINITE");
   return check;

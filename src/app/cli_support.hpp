@@ -17,8 +17,9 @@ scene::ImageSize parseImageSize(const std::string& text, const std::string& flag
 // Resolves a scene argument (path or built-in name) and loads it, printing a one-line summary.
 scene::Scene loadSceneArgument(const std::string& argument);
 
-// A CLI11 check that a floating-point flag's value (each value, for a list) is a finite number: CLI11 reads
-// "nan" and "inf" as numbers, and its range checks let NaN through.
+// A CLI11 check that a floating-point flag's value (each value, for a list) is a finite number within a
+// float's range: CLI11 reads "nan" and "inf" as numbers, its range checks let NaN through, and 1e39 is
+// finite as a double but infinite in a float flag.
 const CLI::Validator& finiteNumber();
 
 // Adds the light-path and hemicube flags shared by `bake` and `render --method keller`

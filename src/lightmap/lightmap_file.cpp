@@ -131,6 +131,8 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
   } catch (const json::parse_error& error) {
     throw Error(path.string() + ": not a lightmap file (malformed JSON at byte " + std::to_string(error.byte) +
                 "); give the .lightmap file that 'ibrr bake --method gather' wrote, not its .exr");
+  } catch (const json::exception& error) {  // a number beyond a double's range ("1e392"): out_of_range
+    throw Error(path.string() + ": not a lightmap file (" + error.what() + "); bake it again");
   }
   if (!metadata.is_object() || metadata.value("format", json()) != kFormatName)
     throw Error(path.string() + ": not a lightmap file (key 'format' is not \"" + kFormatName +

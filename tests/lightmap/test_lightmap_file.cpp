@@ -150,6 +150,8 @@ TEST_CASE("lightmap file: bad files are refused naming the file and the problem"
   test::writeText(folder / "garbage.lightmap", "{ \"format\": ");
   refused(folder / "garbage.lightmap", "malformed JSON");
   refused(folder / "good.lightmap.exr", "malformed JSON");  // the EXR given instead of the JSON
+  test::writeText(folder / "huge.lightmap", "1e392");  // beyond a double: out_of_range, not parse_error (fuzz_lightmap)
+  refused(folder / "huge.lightmap", "not a lightmap file");
   nlohmann::json value = metadata;
   value["format"] = "something else";
   refused(variant("format", value), "not a lightmap file");
