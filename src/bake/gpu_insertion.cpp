@@ -1,6 +1,7 @@
 #include "bake/gpu_insertion.hpp"
 
 #include "gpu/debug.hpp"
+#include "gpu/memory.hpp"
 #include "gpu/shader.hpp"
 #include "ibrr/octahedral.hpp"
 #include "util/error.hpp"
@@ -115,6 +116,7 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   m_births.assign(m_planes.size(), glm::uvec2(0));
   m_extraNext.assign(m_planes.size(), -1);
   m_extraHead.assign(m_frame.pixelCount(), -1);
+  checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution);
   m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
   m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
   reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
@@ -141,6 +143,16 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   glProgramUniform1f(id, kEdgeSlackU, detail::kEdgeSlack);
   glProgramUniform1f(m_flush.id(), kPixelArea, m_frame.pixelSize() * m_frame.pixelSize());
   gpu::checkGlError("setting up the GPU insertion");
+}
+
+void GpuInsertion::checkVideoMemory(std::size_t layers, int maxHemicubeResolution) const {
+  constexpr std::uint64_t kBytesPerLayer =
+      kPlaneBytes + kSumBytes + kStampBytes + kTouchedBytes + kTotalBytes + kNextBytes + kBirthBytes;
+  const std::uint64_t pixels = m_frame.pixelCount();
+  const std::uint64_t bytes = layers * kBytesPerLayer + pixels * 8 +  // offsets and extra-layer heads
+                              2 * 6 * std::uint64_t(maxHemicubeResolution) * std::uint64_t(maxHemicubeResolution) * 16;
+  gpu::requireVideoMemory(bytes, "the GPU warp's store at --ldc " + std::to_string(m_frame.resolution()),
+                          "bake with --warp cpu or a smaller --ldc");
 }
 
 void GpuInsertion::reserveLayers(std::size_t layers) {

@@ -57,6 +57,9 @@ private:
   void dispatchInsert(int resolution, int rows, bool missPass) const;
   void openMissedLayers(std::uint32_t missCount);
   void reserveLayers(std::size_t layers);
+  // Refuses (ibrr::Error) before any buffer is made when the driver tells the GPU's free memory and
+  // the warp's buffers for `layers` layers exceed it (gpu/memory.hpp).
+  void checkVideoMemory(std::size_t layers, int maxHemicubeResolution) const;
   std::int32_t matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const;
 
   LdcParams m_params;
