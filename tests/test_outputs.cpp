@@ -264,3 +264,48 @@ TEST_CASE("SIGINT and SIGTERM during reference and compare: the earlier outputs 
       CHECK(after == before);
     }
 }
+
+TEST_CASE("the table of bad inputs: each refused with its exit code and message, every file unchanged, nothing written",
+          "[cli][errors]") {
+  // One row per bad input the issue found accepted, crashing or hanging; `checkRefusedUntouched`
+  // compares every byte of the folder (inputs included) before and after, so nothing is written.
+  const fs::path folder = test::outputDir("bad_input_table");
+  test::writeText(folder / "tri.obj", "mtllib tri.mtl\nusemtl grey\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  test::writeText(folder / "tri.mtl", "newmtl grey\nKd 0.5 0.5 0.5\nKe 1 1 1\n");
+  test::writeText(folder / "nan_kd.obj", "mtllib nan_kd.mtl\nusemtl bad\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  test::writeText(folder / "nan_kd.mtl", "newmtl bad\nKd nan 0.5 0.5\nKe 1 1 1\n");
+  const auto manifest = [&](const std::string& name, const std::string& extra) {
+    test::writeText(folder / name, R"({"meshes": [{"path": "tri.obj"}])" + extra + "}");
+    return "@" + name;
+  };
+  const std::string farEye = manifest(
+      "far_eye.json", R"(, "cameras": [{"name": "far", "eye": [1e39, 0, 0], "target": [0, 0, 0], "fov": 60}])");
+  const std::string hugeQuad = manifest(
+      "huge_quad.json",
+      R"(, "lights": [{"type": "quad", "corner": [0, 5, 0], "edge1": [1e20, 0, 0], "edge2": [0, 0, 1e20], "radiance": [1, 1, 1]}])");
+  const std::string negativeLight =
+      manifest("negative_light.json", R"(, "lights": [{"type": "point", "position": [0, 3, 0], "intensity": [-1, 1, 1]}])");
+  const std::string infiniteEmitter = manifest(
+      "infinite_emitter.json", R"(, "lights": [{"type": "quad", "corner": [0, 5, 0], "edge1": [1, 0, 0], "edge2": [0, 0, 1], "radiance": [1e39, 1, 1]}])");
+  REQUIRE(mkfifo((folder / "fifo.json").c_str(), 0600) == 0);
+  fs::create_directory(folder / "store_folder.ibrr");
+  fs::create_directory(folder / "ref.pfm");  // reference writes ref.exr and ref.pfm: one of them cannot be written
+
+  struct Row {
+    RefusalRow refusal;
+    int exitCode;
+  };
+  const std::vector<Row> rows = {
+      {{{"render", farEye, "--camera", "far", "-o", "@out.png"}, "far_eye.json"}, 1},  // Embree aborted
+      {{{"render", hugeQuad, "-o", "@out.png"}, "huge_quad.json"}, 1},                  // Embree aborted
+      {{{"render", negativeLight, "-o", "@out.png"}, "intensity"}, 1},                  // accepted
+      {{{"bake", infiniteEmitter, "--paths", "4", "-o", "@out.ibrr"}, "radiance"}, 1},  // baked all black
+      {{{"bake", "@nan_kd.obj", "--paths", "4", "-o", "@out.ibrr"}, "nan_kd"}, 1},      // accepted
+      {{{"reference", "@tri.obj", "--time", "nan", "-o", "@out.exr"}, "--time"}, 2},    // never ended
+      {{{"render", "@fifo.json", "-o", "@out.png"}, "FIFO"}, 1},                        // blocked forever
+      {{{"render", "@tri.obj", "--store", "@store_folder.ibrr", "-o", "@out.png"}, "folder"}, 1},  // exit 4
+      {{{"render", "@tri.obj", "--size", "4294967808x512", "-o", "@out.png"}, "--size"}, 1},       // became 512
+      {{{"reference", "@tri.obj", "--spp", "1", "-o", "@ref.exr"}, "ref.pfm"}, 1},  // left an orphan ref.exr
+  };
+  for (const Row& row : rows) checkRefusedUntouched(folder, row.refusal, row.exitCode);
+}
