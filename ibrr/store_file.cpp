@@ -137,8 +137,9 @@ LayeredDepthCube deserializeStore(std::span<const std::byte> bytes, const std::s
   std::vector<std::uint32_t> offsets(offsetCount);
   std::memcpy(offsets.data(), bytes.data() + kStoreHeaderBytes, offsetCount * sizeof(std::uint32_t));
   std::vector<PackedLayer> layers(layerCount);
-  std::memcpy(layers.data(), bytes.data() + kStoreHeaderBytes + offsetCount * sizeof(std::uint32_t),
-              layerCount * sizeof(PackedLayer));
+  if (layerCount > 0)  // a store with no layers has no array: memcpy to its null data() is undefined
+    std::memcpy(layers.data(), bytes.data() + kStoreHeaderBytes + offsetCount * sizeof(std::uint32_t),
+                layerCount * sizeof(PackedLayer));
 
   std::optional<LayeredDepthCube> store;
   try {
