@@ -196,6 +196,10 @@ TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
                     Contains("'image.width'") && Contains("integer"));
   CHECK_THROWS_WITH(load("{\n  \"meshes\": [\n    {\"path\": \"tri.obj\",}\n  ]\n}"),
                     Contains("scene.json:3:") && Contains("syntax error"));
+  // A number beyond a double's range escaped as nlohmann's out_of_range, not a parse_error (what the fuzz
+  // targets found in the view script and lightmap loaders; tests/fuzz).
+  CHECK_THROWS_WITH(load(R"({"meshes": [{"path": "tri.obj"}], "image": {"width": 1e999}})"),
+                    Contains("scene.json") && Contains("out of range"));
 }
 
 TEST_CASE("degenerate and NaN triangles are dropped, and a mesh of only NaNs is an error", "[scene][errors]") {
@@ -283,10 +287,20 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
       {"index_out_of_range.ply", header + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n", "vertex index 7"},  // segfault
       {"short_body.ply", binary.substr(0, binary.size() - 30), "ends before"},  // read past the end
       {"cut_after_header.ply", header, "more than the file"},  // aborted in triangulation
+      // Every value there, but on fewer lines than items: Assimp reads an item a line, ran out of lines
+      // and aborted in triangulation (found by tests/fuzz/fuzz_mesh).
+      {"values_on_one_line.ply", header + "0 0 0 1 0 0 0 1 0 3 0 1 2\n", "ends before"},
+      {"item_over_two_lines.ply", header + "0 0\n0\n1 0 0\n0 1 0\n3 0 1 2\n", "line ends before"},
       {"two_vertex_face.ply", header + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n", "at least 3"},
       {"negative_list.ply", header + "0 0 0\n1 0 0\n0 1 0\n-3 0 1 2\n", "a list of"},
       {"huge_count.ply", "ply\nformat ascii 1.0\nelement vertex 2000000000\nproperty float x\nend_header\n1\n",
        "more than the file"},
+      // Beyond 64 bits: read as 0 (an empty element), and Assimp allocated 15 GB (found by tests/fuzz/fuzz_mesh).
+      {"count_beyond_64_bits.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nelement face " +
+                                       std::string(40, '8') + "\nproperty list uchar int vertex_indices\nend_header\n0\n1\n2\n",
+       "header line 5"},
+      {"index_beyond_64_bits.ply", header + "0 0 0\n1 0 0\n0 1 0\n3 0 1 " + std::string(30, '9') + "\n",
+       "is not a number"},
       {"not_a_number.ply", header + "0 0 0\n1 zero 0\n0 1 0\n3 0 1 2\n", "'zero' is not a number"},
       {"unknown_type.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty quad x\nend_header\n1\n", "header line 4"},
   };
@@ -301,6 +315,19 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
     CHECK(scene::loadScene(folder / (std::string(format) + ".ply")).triangleCount() ==
           scene::loadScene(test::sceneDir() / "cornell.json").triangleCount());
   }
+}
+
+// Found by tests/fuzz/fuzz_mesh: Assimp 5.2.5 reads \0, \f and \r as line ends and mishandles them inside a
+// line; an MTL "d" followed by one made it follow a null material (a segfault).
+TEST_CASE("OBJ and MTL files with \\0, \\f or a lone \\r are kept from Assimp", "[scene][errors]") {
+  const fs::path folder = test::outputDir("obj_line_ends");
+  test::writeText(folder / "old_mac.obj", "v 0 0 0\rv 1 0 0\rv 0 1 0\rf 1 2 3\r");
+  CHECK_THROWS_WITH(scene::loadScene(folder / "old_mac.obj"), Contains("old_mac.obj") && Contains("line ends"));
+  test::writeText(folder / "odd.mtl", "# a material line cut by a lone CR\nd\ra0.54\n");
+  test::writeText(folder / "uses_odd.obj", "mtllib odd.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  CHECK(scene::loadScene(folder / "uses_odd.obj").triangleCount() == 1);  // default materials
+  test::writeText(folder / "windows.obj", "v 0 0 0\r\nv 1 0 0\r\nv 0 1 0\r\nf 1 2 3\r\n");
+  CHECK(scene::loadScene(folder / "windows.obj").triangleCount() == 1);
 }
 
 TEST_CASE("2,000 mutated PLY files each load or are refused with one line naming the file", "[scene][errors]") {

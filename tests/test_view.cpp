@@ -106,6 +106,17 @@ TEST_CASE("view scripts: keyframes are exact at their frames and linear between"
     test::writeText(folder / "order.json", R"({"keyframes": [{"frame": 5}, {"frame": 5}]})");
     CHECK_THROWS_WITH(viewer::loadViewScript(folder / "order.json", scene), Contains("keyframes[1].frame"));
   }
+  // Found by tests/fuzz/fuzz_view_script: "1e999" escaped the loader as nlohmann's out_of_range (not a
+  // parse_error). Found beside it: 1e39 became an infinite float offset, light 4294967296 light 0.
+  SECTION("numbers beyond range are refused, naming the file and the key") {
+    test::writeText(folder / "huge.json", R"({"keyframes": [{"frame": 0, "eye": [1e999, 0, 0]}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "huge.json", scene),
+                      Contains("huge.json") && Contains("not valid JSON"));
+    test::writeText(folder / "offset.json", R"({"lights": [{"frame": 0, "light": 0, "offset": [1e39, 0, 0]}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "offset.json", scene), Contains("lights[0].offset"));
+    test::writeText(folder / "wrap.json", R"({"lights": [{"frame": 0, "light": 4294967296, "offset": [1, 0, 0]}]})");
+    CHECK_THROWS_WITH(viewer::loadViewScript(folder / "wrap.json", scene), Contains("lights[0].light"));
+  }
   SECTION("a window screenshot is a flag: true or false") {
     test::writeText(folder / "window.json", R"({"screenshots": [{"frame": 0, "window": true}, {"frame": 1}]})");
     const viewer::ViewScript shots = viewer::loadViewScript(folder / "window.json", scene);

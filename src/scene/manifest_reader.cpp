@@ -115,6 +115,8 @@ nlohmann::json parseManifestFile(const std::string& path) {
     std::string reason = error.what();
     if (const auto colon = reason.rfind(": "); colon != std::string::npos) reason = reason.substr(colon + 2);
     throw Error(path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": JSON syntax error: " + reason);
+  } catch (const nlohmann::json::out_of_range& error) {  // a number beyond a double's range, "1e999"
+    throw Error(path + ": a number is out of range (" + error.what() + "); manifest numbers lie within ±1e9");
   }
 }
 

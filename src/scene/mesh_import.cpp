@@ -15,6 +15,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string_view>
 
@@ -108,24 +109,49 @@ bool isUsable(const glm::vec3& v) {
   return std::fabs(v.x) <= kMaxCoordinate && std::fabs(v.y) <= kMaxCoordinate && std::fabs(v.z) <= kMaxCoordinate;
 }
 
-// True for a file Assimp would read as PLY: the .ply extension, or contents that start with "ply".
-bool looksLikePly(const std::filesystem::path& path) {
+std::string lowercaseExtension(const std::filesystem::path& path) {
   std::string extension = path.extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  if (extension == ".ply") return true;
+  return extension;
+}
+
+// True for a file Assimp would read as PLY: the .ply extension, or contents that start with "ply".
+bool looksLikePly(const std::filesystem::path& path) {
+  if (lowercaseExtension(path) == ".ply") return true;
   std::ifstream in(path, std::ios::binary);
   char start[3] = {};
   in.read(start, 3);
   return in.gcount() == 3 && std::string_view(start, 3) == "ply";
 }
 
+// Assimp's OBJ and MTL readers take \0, \f and \r for line ends and mishandle them inside a line: an
+// MTL "d" followed by one made Assimp 5.2.5 follow a null material (found by tests/fuzz/fuzz_mesh).
+// True for an OBJ or MTL file holding \0, \f or a \r that is not part of \r\n.
+bool hasOddLineEnds(const std::filesystem::path& path) {
+  const std::string extension = lowercaseExtension(path);
+  if (extension != ".obj" && extension != ".mtl") return false;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\0' || text[i] == '\f' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')))
+      return true;
+  return false;
+}
+
 // Assimp's file system, recording every file it opens (the OBJ's MTL files, a glTF's buffers) as an
-// input of this run, so that no output is written over one (util/input_file.hpp).
+// input of this run, so that no output is written over one (util/input_file.hpp). An MTL file with odd
+// line ends is not given to Assimp, which then goes on with default materials.
 class RecordingIoSystem : public Assimp::DefaultIOSystem {
 public:
   Assimp::IOStream* Open(const char* file, const char* mode) override {
-    if (file && mode && mode[0] == 'r') recordInput(file, "file the mesh reads");
+    if (file && mode && mode[0] == 'r') {
+      recordInput(file, "file the mesh reads");
+      if (hasOddLineEnds(file)) {
+        warn(std::string(file) + ": holds \\0, \\f or a \\r without \\n, which Assimp misreads; its materials are ignored");
+        return nullptr;
+      }
+    }
     return Assimp::DefaultIOSystem::Open(file, mode);
   }
 };
@@ -138,6 +164,9 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
     throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
   // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
   if (looksLikePly(path)) checkPlyFile(path);
+  if (hasOddLineEnds(path))
+    throw Error(path.string() + ": holds \\0, \\f or a \\r without \\n, which Assimp's OBJ reader misreads; save it as "
+                "text with \\n or \\r\\n line ends");
   recordInput(path, "mesh file");
   Assimp::Importer importer;
   importer.SetIOHandler(new RecordingIoSystem);  // the importer owns it

@@ -126,9 +126,11 @@ PlyHeader parseHeader(std::span<const char> bytes, const PlyError& fail) {
       formatSeen = true;
     } else if (words[0] == "element") {
       std::uint64_t count = 0;
-      if (words.size() != 3 ||
-          std::from_chars(words[2].data(), words[2].data() + words[2].size(), count).ptr !=
-              words[2].data() + words[2].size() ||
+      const std::string_view digits = words.size() == 3 ? words[2] : std::string_view();
+      // A count beyond 64 bits is result_out_of_range, with every digit read and `count` left at 0: it
+      // passed as an empty element, and Assimp, reading the digits its own way, allocated 15 GB.
+      const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), count);
+      if (words.size() != 3 || error != std::errc() || end != digits.data() + digits.size() ||
           count > std::uint64_t(std::numeric_limits<std::int32_t>::max()))
         fail(where + ": expected 'element <name> <count>' with a count below 2^31");
       header.elements.push_back(PlyElement{std::string(words[1]), count, {}});
@@ -165,7 +167,21 @@ public:
   // The fewest bytes a value of this type takes: its size in binary, one digit in ASCII.
   std::size_t minBytes(const PlyTypeName& type) const { return m_format == PlyFormat::Ascii ? 1 : type.bytes; }
 
-  // The next value as a double; nullopt at the end of the file, or for an ASCII word that is no number.
+  // ASCII items are lines, as Assimp reads them: an item's values must all be on its line, and the next
+  // item starts on the next line (a file whose values were all there, but on fewer lines than items,
+  // passed a check that read words, and Assimp, out of lines, aborted in its triangulation). What
+  // follows an item's values on its line is skipped, as Assimp skips it. A line ends at \n, \r or \r\n.
+  void endItem() {
+    if (m_format != PlyFormat::Ascii) return;
+    while (m_pos < m_bytes.size() && !lineEnd(m_bytes[m_pos])) ++m_pos;
+    if (m_pos < m_bytes.size() && m_bytes[m_pos] == '\r') ++m_pos;
+    if (m_pos < m_bytes.size() && m_bytes[m_pos] == '\n') ++m_pos;
+  }
+  // After next() gave nullopt without a bad word: whether an ASCII item's line ended (not the file).
+  bool lineEnded() const { return m_format == PlyFormat::Ascii && m_pos < m_bytes.size(); }
+
+  // The next value as a double; nullopt at the end of the file (or of an ASCII item's line), or for an
+  // ASCII word that is no number.
   std::optional<double> next(const PlyTypeName& type, std::string* badWord) {
     if (m_format == PlyFormat::Ascii) return nextWord(type, badWord);
     if (remaining() < type.bytes) return std::nullopt;
@@ -202,26 +218,31 @@ private:
     return value;
   }
   std::optional<double> nextWord(const PlyTypeName& type, std::string* badWord) {
-    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-    while (m_pos < m_bytes.size() && space(m_bytes[m_pos])) ++m_pos;
+    auto blank = [](char c) { return c == ' ' || c == '\t'; };
+    while (m_pos < m_bytes.size() && blank(m_bytes[m_pos])) ++m_pos;
     const std::size_t start = m_pos;
-    while (m_pos < m_bytes.size() && !space(m_bytes[m_pos])) ++m_pos;
-    if (m_pos == start) return std::nullopt;
+    while (m_pos < m_bytes.size() && !blank(m_bytes[m_pos]) && !lineEnd(m_bytes[m_pos])) ++m_pos;
+    if (m_pos == start) return std::nullopt;  // the end of the file, or of the item's line
     const char* first = m_bytes.data() + start;
     const char* last = m_bytes.data() + m_pos;
     double value = 0.0;
     bool ok = false;
+    // Out of range is an error (from_chars leaves the value at 0 then, where Assimp reads a huge one).
     if (isInteger(type.type)) {
       long long integer = 0;
-      ok = std::from_chars(first, last, integer).ptr == last;
+      const auto [end, error] = std::from_chars(first, last, integer);
+      ok = error == std::errc() && end == last;
       value = double(integer);
     } else {
-      ok = std::from_chars(first, last, value).ptr == last;
+      const auto [end, error] = std::from_chars(first, last, value);
+      ok = error == std::errc() && end == last;
     }
     if (ok) return value;
     if (badWord) *badWord = quoted(std::string_view(first, std::size_t(last - first)));
     return std::nullopt;
   }
+
+  static bool lineEnd(char c) { return c == '\n' || c == '\r'; }
 
   std::span<const char> m_bytes;
   std::size_t m_pos;
@@ -249,8 +270,9 @@ void checkElement(const PlyElement& element, std::uint64_t vertices, BodyReader&
         const std::optional<double> v = body.next(type, &bad);
         if (!v)
           fail(element.name + " " + std::to_string(item) + ", property " + property.name +
-               (bad.empty() ? ": the file ends before it (the header promises more)"
-                            : ": " + bad + " is not a number of type " + std::string(type.name)));
+               (!bad.empty()        ? ": " + bad + " is not a number of type " + std::string(type.name)
+                : body.lineEnded() ? ": its line ends before it (an ASCII PLY item is one line of values)"
+                                   : ": the file ends before it (the header promises more)"));
         return *v;
       };
       if (!property.count) {
@@ -272,6 +294,7 @@ void checkElement(const PlyElement& element, std::uint64_t vertices, BodyReader&
                ", but the file has " + std::to_string(vertices) + " vertices");
       }
     }
+    body.endItem();
   }
 }
 

@@ -8,8 +8,9 @@
 //   - the header: "ply", a known format (ascii, binary_little_endian, binary_big_endian 1.0), elements with
 //     counts below 2^32, scalar or list properties of the PLY types, "end_header", within kMaxPlyHeaderBytes;
 //   - the body, element by element: every value present (a binary body at least as long as its items, an
-//     ASCII one with a number for every value), list lengths in [0, kMaxPlyListLength], and every face of
-//     a "face" element with 3 or more vertex indices, each below the vertex count.
+//     ASCII one with a number for every value and each item on a line of its own, as Assimp reads it), list
+//     lengths in [0, kMaxPlyListLength], and every face of a "face" element with 3 or more vertex indices,
+//     each below the vertex count.
 #include <cstddef>
 #include <filesystem>
 #include <span>

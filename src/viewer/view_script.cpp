@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 
 namespace ibrr::viewer {
@@ -39,11 +41,12 @@ public:
     return it->get<int>();
   }
 
+  // Within ±1e9 (scene::kMaxCoordinate), as a manifest's numbers: 1e39 is a finite double but an infinite float.
   glm::vec3 vector3(const json& value, const std::string& key) const {
     if (!value.is_array() || value.size() != 3 || !std::all_of(value.begin(), value.end(), [](const json& v) {
-          return v.is_number() && std::isfinite(v.get<double>());
+          return v.is_number() && std::fabs(v.get<double>()) <= scene::kMaxCoordinate;
         }))
-      fail(key, "expected [x, y, z] (three finite numbers)");
+      fail(key, "expected [x, y, z] (three finite numbers within ±1e9)");
     return {value[0].get<float>(), value[1].get<float>(), value[2].get<float>()};
   }
 
@@ -92,7 +95,7 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
   json root;
   try {
     root = json::parse(in);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // a syntax error, or a number beyond a double's range ("1e999")
     throw Error(path.string() + ": not valid JSON: " + error.what());
   }
   reader.refuseUnknownKeys(root, "", {"keyframes", "screenshots", "lights"});
@@ -173,7 +176,9 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
       reader.refuseUnknownKeys(entry, where, {"frame", "light", "offset"});
       ScriptLightMove move;
       move.frame = reader.frame(entry, where);
-      if (!entry.contains("light") || !entry["light"].is_number_integer() || entry["light"].get<int>() < 0)
+      // Read as 64 bits first: get<int>() wraps 4294967296 to light 0.
+      if (!entry.contains("light") || !entry["light"].is_number_integer() || entry["light"].get<long long>() < 0 ||
+          entry["light"].get<long long>() > std::numeric_limits<int>::max())
         reader.fail(where + ".light", "expected a light index ≥ 0 (as 'ibrr bake --method matrix' lists them)");
       move.light = entry["light"].get<int>();
       if (!entry.contains("offset")) reader.fail(where + ".offset", "missing (a translation [x, y, z])");
