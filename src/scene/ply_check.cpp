@@ -98,7 +98,8 @@ PlyHeader parseHeader(std::span<const char> bytes, const PlyError& fail) {
   bool formatSeen = false;
   auto nextLine = [&]() -> std::string_view {
     const std::size_t limit = std::min(bytes.size(), kMaxPlyHeaderBytes);
-    const auto* end = static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', limit - std::min(pos, limit)));
+    // Nothing left (an empty file's data() is null, and memchr of null is undefined even for 0 bytes).
+    const auto* end = pos < limit ? static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', limit - pos)) : nullptr;
     if (!end) fail("the header has no end_header line in its first 64 KiB (the file is cut short or not PLY)");
     std::string_view line(bytes.data() + pos, std::size_t(end - (bytes.data() + pos)));
     pos = std::size_t(end - bytes.data()) + 1;
