@@ -237,13 +237,16 @@ TEST_CASE("SIGINT and SIGTERM during a store write: exit 130 / 143, the earlier 
   }
 }
 
-TEST_CASE("SIGINT and SIGTERM during reference and compare: the earlier outputs intact, no temporary file", "[cli][gpu][signals]") {
+TEST_CASE("SIGINT and SIGTERM during reference, compare and the viewer: the earlier outputs intact, no temporary file", "[cli][gpu][signals]") {
   const fs::path folder = test::outputDir("outputs_signals_long");
   const fs::path logs = test::outputDir("outputs_signals_long_logs");
   for (const char* name : {"cornell.json", "cornell.obj", "cornell.mtl"})
     fs::copy_file(test::sceneDir() / name, folder / name);
   REQUIRE(test::runIbrr({"-q", "reference", (folder / "cornell.json").string(), "--size", "8x8", "--spp", "1", "-o",
                          (folder / "ref.exr").string()})
+              .exitCode == 0);
+  REQUIRE(test::runIbrr({"-q", "bake", (folder / "cornell.json").string(), "--paths", "4", "--ldc", "32", "-o",
+                         (folder / "s.ibrr").string()})
               .exitCode == 0);
   fs::create_directory(folder / "report");  // an earlier report, to be kept
   test::writeText(folder / "report" / "index.html", "<html>earlier</html>");
@@ -252,6 +255,7 @@ TEST_CASE("SIGINT and SIGTERM during reference and compare: the earlier outputs 
   const std::vector<std::vector<std::string>> commands = {
       {"reference", "cornell.json", "--size", "64x64", "--spp", "1000000", "-o", "ref.exr"},
       {"compare", "cornell.json", "--methods", "ibrr,gather", "--reference-spp", "100000", "-o", "report"},
+      {"view", "cornell.json", "--store", "s.ibrr", "--offscreen", "--frames", "1000000", "--timings", "t.csv"},
   };
   for (const auto& command : commands)
     for (const auto& [signal, code] : {std::pair{"INT", 130}, std::pair{"TERM", 143}}) {

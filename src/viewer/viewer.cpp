@@ -660,6 +660,7 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
   }
 
   printSummary(records, renderWidth, renderHeight, surface->info().renderer);
+  throwIfInterrupted();  // Ctrl-C or SIGTERM ended the walk: exit 130 / 143, no timings written
   if (!settings.timingsPath.empty()) {
     writeTimings(settings.timingsPath, records, renderWidth, renderHeight, surface->info().renderer);
     std::printf("wrote %s (%zu frames)\n", settings.timingsPath.string().c_str(), records.size());
