@@ -297,8 +297,9 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
       {"huge_count.ply", "ply\nformat ascii 1.0\nelement vertex 2000000000\nproperty float x\nend_header\n1\n",
        "more than the file"},
       // Beyond 64 bits: read as 0 (an empty element), and Assimp allocated 15 GB (found by tests/fuzz/fuzz_mesh).
-      {"count_beyond_64_bits.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nelement face " +
-                                       std::string(40, '8') + "\nproperty list uchar int vertex_indices\nend_header\n0\n1\n2\n",
+      {"count_beyond_64_bits.ply",
+       "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nelement face " + std::string(40, '8') +
+           "\nproperty list uchar int vertex_indices\nend_header\n0\n1\n2\n",
        "header line 5"},
       {"index_beyond_64_bits.ply", header + "0 0 0\n1 0 0\n0 1 0\n3 0 1 " + std::string(30, '9') + "\n",
        "is not a number"},

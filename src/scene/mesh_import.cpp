@@ -148,7 +148,8 @@ public:
     if (file && mode && mode[0] == 'r') {
       recordInput(file, "file the mesh reads");
       if (hasOddLineEnds(file)) {
-        warn(std::string(file) + ": holds \\0, \\f or a \\r without \\n, which Assimp misreads; its materials are ignored");
+        warn(std::string(file) +
+             ": holds \\0, \\f or a \\r without \\n, which Assimp misreads; its materials are ignored");
         return nullptr;
       }
     }
@@ -165,7 +166,8 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
   // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
   if (looksLikePly(path)) checkPlyFile(path);
   if (hasOddLineEnds(path))
-    throw Error(path.string() + ": holds \\0, \\f or a \\r without \\n, which Assimp's OBJ reader misreads; save it as "
+    throw Error(path.string() +
+                ": holds \\0, \\f or a \\r without \\n, which Assimp's OBJ reader misreads; save it as "
                 "text with \\n or \\r\\n line ends");
   recordInput(path, "mesh file");
   Assimp::Importer importer;

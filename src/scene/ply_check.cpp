@@ -99,7 +99,8 @@ PlyHeader parseHeader(std::span<const char> bytes, const PlyError& fail) {
   auto nextLine = [&]() -> std::string_view {
     const std::size_t limit = std::min(bytes.size(), kMaxPlyHeaderBytes);
     // Nothing left (an empty file's data() is null, and memchr of null is undefined even for 0 bytes).
-    const auto* end = pos < limit ? static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', limit - pos)) : nullptr;
+    const auto* end =
+        pos < limit ? static_cast<const char*>(std::memchr(bytes.data() + pos, '\n', limit - pos)) : nullptr;
     if (!end) fail("the header has no end_header line in its first 64 KiB (the file is cut short or not PLY)");
     std::string_view line(bytes.data() + pos, std::size_t(end - (bytes.data() + pos)));
     pos = std::size_t(end - bytes.data()) + 1;
@@ -271,7 +272,7 @@ void checkElement(const PlyElement& element, std::uint64_t vertices, BodyReader&
         const std::optional<double> v = body.next(type, &bad);
         if (!v)
           fail(element.name + " " + std::to_string(item) + ", property " + property.name +
-               (!bad.empty()        ? ": " + bad + " is not a number of type " + std::string(type.name)
+               (!bad.empty()       ? ": " + bad + " is not a number of type " + std::string(type.name)
                 : body.lineEnded() ? ": its line ends before it (an ASCII PLY item is one line of values)"
                                    : ": the file ends before it (the header promises more)"));
         return *v;
