@@ -3,7 +3,8 @@
 add_library(ibrr_options INTERFACE)
 target_compile_features(ibrr_options INTERFACE cxx_std_20)
 target_compile_options(ibrr_options INTERFACE
-  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow=local -Wnon-virtual-dtor>)
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local> -Wnon-virtual-dtor>)
+# (-Wshadow=local is GCC's; clang, which the fuzz build uses, has no such option.)
 # GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string concatenation at -O2
 # (GCC bug 105651, fixed in GCC 13); silence only that one there.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
@@ -15,6 +16,20 @@ if(IBRR_SANITIZE)
   target_compile_options(ibrr_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer
                                                 -fno-sanitize-recover=undefined
                                                 $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
+  target_link_options(ibrr_options INTERFACE -fsanitize=address,undefined)
+endif()
+if(IBRR_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "ibrr: IBRR_FUZZ needs clang (libFuzzer): configure a fresh build folder with "
+                        "CC=clang CXX=clang++ (Debian packages clang and libclang-rt-14-dev)")
+  endif()
+  # Optimised but with asserts (no -DNDEBUG), and line tables for the sanitizers' stack traces.
+  set(CMAKE_C_FLAGS_FUZZ "-O1 -gline-tables-only" CACHE STRING "C flags of the Fuzz build type")
+  set(CMAKE_CXX_FLAGS_FUZZ "-O1 -gline-tables-only" CACHE STRING "C++ flags of the Fuzz build type")
+  # Every project library gets the fuzzer's coverage instrumentation and ASan + UBSan (a UB report
+  # aborts, so the fuzzer sees it as a crash); the fuzz targets link libFuzzer itself (tests/fuzz).
+  target_compile_options(ibrr_options INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                                                -fno-sanitize-recover=all -fno-omit-frame-pointer)
   target_link_options(ibrr_options INTERFACE -fsanitize=address,undefined)
 endif()
 if(IBRR_GL_DEBUG)
