@@ -11,8 +11,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 #include <memory>
+#include <thread>
 
 namespace ibrr {
 
@@ -31,13 +31,6 @@ fs::path resolveOutput(const fs::path& target) {
     resolved = link.is_absolute() ? link : (resolved.parent_path() / link);
   }
   return resolved.lexically_normal();
-}
-
-std::string describeSpecialFile(const fs::file_status& status) {
-  return fs::is_directory(status) ? "a folder"
-         : fs::is_fifo(status)    ? "a FIFO (named pipe)"
-         : fs::is_socket(status)  ? "a socket"
-                                  : "a device or other special file";
 }
 
 // The permissions a new output gets: those of the file it replaces, else 0666 less the umask.

@@ -13,6 +13,9 @@ namespace ibrr {
 // manifest", "store file") for the message.
 void requireRegularFile(const std::filesystem::path& path, const std::string& what);
 
+// "a folder", "a FIFO (named pipe)", "a socket" or "a device or other special file", for messages.
+std::string describeSpecialFile(const std::filesystem::file_status& status);
+
 // Records a file this process reads (for loaders whose files are opened by a library: meshes, MTL
 // files, textures). Paths that do not name an existing file are ignored.
 void recordInput(const std::filesystem::path& path, const std::string& what);
