@@ -150,6 +150,34 @@ TEST_CASE("no command writes onto one of its inputs: -o set to each input and de
       {{"compare", "@cornell.json", "--methods", "ibrr", "--reference", "@a.exr", "-o", "@"}, "not an ibrr report"},
   };
   for (const RefusalRow& row : rows) checkRefusedUntouched(folder, row);
+
+  // And every command with each of its inputs in turn as its output (a wrong extension is refused
+  // too, naming the file: what matters is that no byte changes).
+  const std::vector<std::string> sceneFiles = {"cornell.json", "cornell.obj", "cornell.mtl", "link.json", "hard.ibrr"};
+  struct Command {
+    std::vector<std::string> arguments;  // the output flag and its value are appended
+    std::vector<std::string> inputs;
+    std::string outputFlag = "-o";
+  };
+  std::vector<Command> commands = {
+      {{"reference", "@cornell.json", "--spp", "1", "--size", "8x8"}, sceneFiles},
+      {{"render", "@cornell.json", "--store", "@s.ibrr", "--size", "8x8"}, {"cornell.json", "cornell.obj", "s.ibrr"}},
+      {{"render", "@cornell.json", "--lightmap", "@g.lightmap", "--size", "8x8"}, {"g.lightmap", "g.lightmap.exr"}},
+      {{"diff", "@a.exr", "@b.exr"}, {"a.exr", "b.exr"}},
+      {{"view", "@cornell.json", "--offscreen", "--frames", "1", "--store", "@s.ibrr"},
+       {"cornell.json", "cornell.mtl", "s.ibrr"},
+       "--timings"},
+  };
+  commands.push_back({{"bake", "@cornell.json", "--paths", "4"}, sceneFiles});
+  for (const char* method : {"gather", "progressive", "stochastic", "matrix"})
+    commands.push_back({{"bake", "@cornell.json", "--method", method, "--atlas", "16"}, sceneFiles});
+  for (const Command& command : commands)
+    for (const std::string& input : command.inputs) {
+      RefusalRow row{command.arguments, input};
+      row.arguments.push_back(command.outputFlag);
+      row.arguments.push_back("@" + input);
+      checkRefusedUntouched(folder, row);
+    }
 }
 
 TEST_CASE("outputs: unique temporary names, links written through, special and read-only files refused", "[cli][gpu][errors]") {
