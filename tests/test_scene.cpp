@@ -332,6 +332,21 @@ TEST_CASE("OBJ and MTL files with \\0, \\f or a lone \\r are kept from Assimp", 
   CHECK(scene::loadScene(folder / "windows.obj").triangleCount() == 1);
 }
 
+// Found by tests/fuzz/fuzz_mesh with stb_image instrumented: Debian 12's stb_image reads past its buffer
+// when it converts a binary PNM of more than 8 bits a channel (maxval above 255) to 8 bits.
+TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded; one of 8 bits is", "[scene][errors]") {
+  const fs::path folder = test::outputDir("pnm_textures");
+  test::writeText(folder / "wide.pgm", std::string("P5\n2 2\n65535\n") + std::string(8, '\x7f'));
+  test::writeText(folder / "narrow.pgm", std::string("P5\n2 2\n255\n") + std::string(4, '\x7f'));
+  for (const char* texture : {"wide.pgm", "narrow.pgm"}) {
+    INFO(texture);
+    test::writeText(folder / "textured.mtl", std::string("newmtl m\nKd 1 1 1\nmap_Kd ") + texture + "\n");
+    test::writeText(folder / "textured.obj",
+                    "mtllib textured.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 0 1\nf 1/1 2/2 3/3\n");
+    CHECK(scene::loadScene(folder / "textured.obj").textures.size() == (texture == std::string("wide.pgm") ? 0u : 1u));
+  }
+}
+
 TEST_CASE("2,000 mutated PLY files each load or are refused with one line naming the file", "[scene][errors]") {
   // Mutations as a careless copy or a fuzzer makes them, from a fixed seed: bytes flipped, the file cut,
   // a header count changed, a line dropped. Before ply_check, 10% of such files crashed or hung inside Assimp.

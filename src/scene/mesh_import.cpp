@@ -16,8 +16,10 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string_view>
+#include <vector>
 
 namespace ibrr::scene {
 namespace {
@@ -37,6 +39,29 @@ Texture makeTexture(const std::string& name, unsigned char* data, int width, int
   return texture;
 }
 
+// Debian 12's stb_image (2022-09) reads past its buffer when it converts a binary PNM of more than 8
+// bits (maxval above 255) to 8 bits (found by tests/fuzz/fuzz_mesh with stb instrumented).
+bool isWidePnm(const std::vector<stbi_uc>& bytes) {
+  return bytes.size() >= 2 && bytes[0] == 'P' && (bytes[1] == '5' || bytes[1] == '6') &&
+         stbi_is_16_bit_from_memory(bytes.data(), int(bytes.size()));
+}
+
+// Decodes an image file's bytes to 8-bit RGB (stbi_image_free it), or nullptr with the reason.
+unsigned char* decodeImage(const std::vector<stbi_uc>& bytes, int& width, int& height, std::string& reason) {
+  if (bytes.size() > std::size_t(std::numeric_limits<int>::max())) {
+    reason = "larger than 2 GB";
+    return nullptr;
+  }
+  if (isWidePnm(bytes)) {
+    reason = "a PNM of more than 8 bits a channel, which this stb_image misreads";
+    return nullptr;
+  }
+  int channels = 0;
+  unsigned char* data = stbi_load_from_memory(bytes.data(), int(bytes.size()), &width, &height, &channels, 3);
+  if (!data) reason = stbi_failure_reason() ? stbi_failure_reason() : "unknown";
+  return data;
+}
+
 // Loads the material's diffuse / base-colour texture, or returns -1 (with a warning) if it cannot.
 int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::filesystem::path& folder, Scene& scene,
                       std::map<std::string, int>& cache) {
@@ -46,16 +71,16 @@ int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::
     return -1;
   const std::string key = texturePath.C_Str();
   if (auto found = cache.find(key); found != cache.end()) return found->second;
-  int width = 0, height = 0, channels = 0;
+  int width = 0, height = 0;
   unsigned char* data = nullptr;
-  std::string name = key;
+  std::string name = key, reason = "missing, or not a regular file";
   if (const aiTexture* embedded = ai.GetEmbeddedTexture(texturePath.C_Str())) {
     if (embedded->mHeight != 0) {
       warn(key + ": uncompressed embedded textures are not supported; using the material colour");
       return cache[key] = -1;
     }
-    data = stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(embedded->pcData), int(embedded->mWidth), &width,
-                                 &height, &channels, 3);
+    const auto* bytes = reinterpret_cast<const stbi_uc*>(embedded->pcData);
+    data = decodeImage(std::vector<stbi_uc>(bytes, bytes + embedded->mWidth), width, height, reason);
   } else {
     std::string relative = key;
     for (char& c : relative)
@@ -65,12 +90,12 @@ int loadAlbedoTexture(const aiScene& ai, const aiMaterial& material, const std::
     std::error_code error;
     if (std::filesystem::is_regular_file(file, error)) {  // a FIFO would block stb
       recordInput(file, "texture");
-      data = stbi_load(name.c_str(), &width, &height, &channels, 3);
+      std::ifstream in(file, std::ios::binary);
+      data = decodeImage({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}, width, height, reason);
     }
   }
   if (!data) {
-    warn(name + ": cannot read texture (" + (stbi_failure_reason() ? stbi_failure_reason() : "unknown") +
-         "); using the material colour");
+    warn(name + ": cannot read texture (" + reason + "); using the material colour");
     return cache[key] = -1;
   }
   scene.textures.push_back(makeTexture(name, data, width, height));
