@@ -292,6 +292,7 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
       // and aborted in triangulation (found by tests/fuzz/fuzz_mesh).
       {"values_on_one_line.ply", header + "0 0 0 1 0 0 0 1 0 3 0 1 2\n", "ends before"},
       {"item_over_two_lines.ply", header + "0 0\n0\n1 0 0\n0 1 0\n3 0 1 2\n", "line ends before"},
+      {"nul_in_a_line.ply", header + "0 0 0\n1 0 0\n0 1 0 " + std::string(1, '\0') + "\n3 0 1 2\n", "a \\0 or \\f"},
       {"two_vertex_face.ply", header + "0 0 0\n1 0 0\n0 1 0\n2 0 1\n", "at least 3"},
       {"negative_list.ply", header + "0 0 0\n1 0 0\n0 1 0\n-3 0 1 2\n", "a list of"},
       {"huge_count.ply", "ply\nformat ascii 1.0\nelement vertex 2000000000\nproperty float x\nend_header\n1\n",

@@ -305,6 +305,10 @@ void checkElement(const PlyElement& element, std::uint64_t vertices, BodyReader&
 void checkPlyBytes(std::span<const char> bytes, const std::string& name) {
   const PlyError fail(name);
   const PlyHeader header = parseHeader(bytes, fail);
+  // Assimp ends a text line at \0 and \f too: a header, or an ASCII body, holding one is read as other lines.
+  const std::string_view text(bytes.data(), header.format == PlyFormat::Ascii ? bytes.size() : header.bodyOffset);
+  if (const std::size_t at = text.find_first_of(std::string_view("\0\f", 2)); at != std::string_view::npos)
+    fail("byte " + std::to_string(at) + " is a \\0 or \\f, which Assimp reads as a line end (PLY text has none)");
   std::uint64_t vertices = 0;
   for (const PlyElement& element : header.elements)
     if (element.name == "vertex") vertices = element.count;
