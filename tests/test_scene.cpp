@@ -333,6 +333,21 @@ TEST_CASE("OBJ and MTL files with \\0, \\f or a lone \\r are kept from Assimp", 
   CHECK(scene::loadScene(folder / "windows.obj").triangleCount() == 1);
 }
 
+// Found by tests/fuzz/fuzz_mesh: Assimp 5.2.5 follows a null material for a texture statement before an
+// MTL's first newmtl (a segfault), and allocates a GLB chunk's claimed length (4 GB) before reading it.
+TEST_CASE("an MTL texture before newmtl and a GLB chunk past the end are kept from Assimp", "[scene][errors]") {
+  const fs::path folder = test::outputDir("assimp_faults");
+  test::writeText(folder / "early.mtl", "map_Kd foo.png\nnewmtl m\nKd 1 0 0\n");
+  test::writeText(folder / "early.obj", "mtllib early.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  CHECK(scene::loadScene(folder / "early.obj").triangleCount() == 1);  // default materials
+  std::string glb = "glTF";
+  for (const std::uint32_t word : {2u, 20u, 0xf9ff01ecu, 0x4e4f534au})  // version, length, chunk length, "JSON"
+    glb.append(reinterpret_cast<const char*>(&word), 4);
+  test::writeText(folder / "long_chunk.glb", glb);
+  CHECK_THROWS_WITH(scene::loadScene(folder / "long_chunk.glb"),
+                    Contains("long_chunk.glb") && Contains("past the end"));
+}
+
 // Found by tests/fuzz/fuzz_mesh with stb_image instrumented: Debian 12's stb_image reads past its buffer
 // when it converts a binary PNM of more than 8 bits a channel (maxval above 255) to 8 bits.
 TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded; one of 8 bits is", "[scene][errors]") {
@@ -342,8 +357,8 @@ TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded; one of 8 
   for (const char* texture : {"wide.pgm", "narrow.pgm"}) {
     INFO(texture);
     test::writeText(folder / "textured.mtl", std::string("newmtl m\nKd 1 1 1\nmap_Kd ") + texture + "\n");
-    test::writeText(folder / "textured.obj",
-                    "mtllib textured.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nvt 0 0\nvt 1 0\nvt 0 1\nf 1/1 2/2 3/3\n");
+    test::writeText(folder / "textured.obj", "mtllib textured.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\n"
+                                             "vt 0 0\nvt 1 0\nvt 0 1\nf 1/1 2/2 3/3\n");
     CHECK(scene::loadScene(folder / "textured.obj").textures.size() == (texture == std::string("wide.pgm") ? 0u : 1u));
   }
 }

@@ -14,10 +14,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string_view>
 #include <vector>
 
@@ -150,31 +152,69 @@ bool looksLikePly(const std::filesystem::path& path) {
   return in.gcount() == 3 && std::string_view(start, 3) == "ply";
 }
 
-// Assimp's OBJ and MTL readers take \0, \f and \r for line ends and mishandle them inside a line: an
-// MTL "d" followed by one made Assimp 5.2.5 follow a null material (found by tests/fuzz/fuzz_mesh).
-// True for an OBJ or MTL file holding \0, \f or a \r that is not part of \r\n.
-bool hasOddLineEnds(const std::filesystem::path& path) {
-  const std::string extension = lowercaseExtension(path);
-  if (extension != ".obj" && extension != ".mtl") return false;
+std::string readBytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// What Assimp 5.2.5 mishandles in an OBJ or MTL file (found by tests/fuzz/fuzz_mesh), or "":
+// - \0, \f and \r are line ends to it, and inside a line misread: an MTL "d" followed by one made it
+//   follow a null material;
+// - a texture statement (map_Kd, bump, norm, disp, ...) before an MTL's first newmtl: a null material too.
+std::string assimpTextFault(const std::filesystem::path& path) {
+  const std::string extension = lowercaseExtension(path);
+  if (extension != ".obj" && extension != ".mtl") return "";
+  const std::string text = readBytes(path);
   for (std::size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\0' || text[i] == '\f' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')))
-      return true;
-  return false;
+      return "holds \\0, \\f or a \\r without \\n";
+  if (extension == ".obj") return "";
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const std::string_view word = std::string_view(line).substr(first, line.find_first_of(" \t", first) - first);
+    if (word == "newmtl") break;
+    if (word.starts_with("map_") || word == "bump" || word == "norm" || word == "disp" || word == "decal")
+      return "names a texture (" + std::string(word) + ") before its first newmtl";
+  }
+  return "";
+}
+
+// A GLB's container: its length is the file's, and each chunk lies within it (Assimp allocated a chunk's
+// claimed length, 4 GB, before comparing it with the file: tests/fuzz/fuzz_mesh). "" or the fault.
+std::string glbFault(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  if (lowercaseExtension(path) != ".glb" && std::string_view(magic, std::size_t(in.gcount())) != "glTF") return "";
+  const std::string bytes = readBytes(path);
+  auto word = [&](std::size_t at) {
+    std::uint32_t value = 0;
+    std::memcpy(&value, bytes.data() + at, 4);  // little-endian, as this machine
+    return value;
+  };
+  if (bytes.size() < 12 || bytes.compare(0, 4, "glTF") != 0) return "is no GLB file (no glTF header)";
+  if (word(8) != bytes.size())
+    return "says it is " + std::to_string(word(8)) + " bytes long but is " + std::to_string(bytes.size());
+  for (std::size_t at = 12; at < bytes.size();) {
+    if (bytes.size() - at < 8 || word(at) > bytes.size() - at - 8)
+      return "has a chunk at byte " + std::to_string(at) + " that runs past the end of the file";
+    at += 8 + std::size_t(word(at));
+  }
+  return "";
 }
 
 // Assimp's file system, recording every file it opens (the OBJ's MTL files, a glTF's buffers) as an
-// input of this run, so that no output is written over one (util/input_file.hpp). An MTL file with odd
-// line ends is not given to Assimp, which then goes on with default materials.
+// input of this run, so that no output is written over one (util/input_file.hpp). An MTL file Assimp
+// would mishandle is not given to it: it goes on with default materials.
 class RecordingIoSystem : public Assimp::DefaultIOSystem {
 public:
   Assimp::IOStream* Open(const char* file, const char* mode) override {
     if (file && mode && mode[0] == 'r') {
       recordInput(file, "file the mesh reads");
-      if (hasOddLineEnds(file)) {
-        warn(std::string(file) +
-             ": holds \\0, \\f or a \\r without \\n, which Assimp misreads; its materials are ignored");
+      if (const std::string fault = assimpTextFault(file); !fault.empty()) {
+        warn(std::string(file) + ": " + fault + ", which Assimp mishandles; its materials are ignored");
         return nullptr;
       }
     }
@@ -190,10 +230,11 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
     throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
   // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
   if (looksLikePly(path)) checkPlyFile(path);
-  if (hasOddLineEnds(path))
-    throw Error(path.string() +
-                ": holds \\0, \\f or a \\r without \\n, which Assimp's OBJ reader misreads; save it as "
-                "text with \\n or \\r\\n line ends");
+  if (const std::string fault = assimpTextFault(path); !fault.empty())
+    throw Error(path.string() + ": " + fault +
+                ", which Assimp's OBJ reader misreads; save it as text with \\n or \\r\\n line ends");
+  if (const std::string fault = glbFault(path); !fault.empty())
+    throw Error(path.string() + ": " + fault + "; repair or re-export the GLB file");
   recordInput(path, "mesh file");
   Assimp::Importer importer;
   importer.SetIOHandler(new RecordingIoSystem);  // the importer owns it
