@@ -333,13 +333,20 @@ TEST_CASE("OBJ and MTL files with \\0, \\f or a lone \\r are kept from Assimp", 
   CHECK(scene::loadScene(folder / "windows.obj").triangleCount() == 1);
 }
 
-// Found by tests/fuzz/fuzz_mesh: Assimp 5.2.5 follows a null material for a texture statement before an
-// MTL's first newmtl (a segfault), and allocates a GLB chunk's claimed length (4 GB) before reading it.
-TEST_CASE("an MTL texture before newmtl and a GLB chunk past the end are kept from Assimp", "[scene][errors]") {
+// Found by tests/fuzz/fuzz_mesh: Assimp 5.2.5 follows a null material for a statement (map_Kd, s, ...)
+// before an MTL's first newmtl (a segfault), and allocates a GLB chunk's claimed length (4 GB) first.
+TEST_CASE("an MTL statement before newmtl and a GLB chunk past the end are kept from Assimp", "[scene][errors]") {
   const fs::path folder = test::outputDir("assimp_faults");
-  test::writeText(folder / "early.mtl", "map_Kd foo.png\nnewmtl m\nKd 1 0 0\n");
-  test::writeText(folder / "early.obj", "mtllib early.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
-  CHECK(scene::loadScene(folder / "early.obj").triangleCount() == 1);  // default materials
+  for (const char* early : {"map_Kd foo.png", "s 1"}) {
+    test::writeText(folder / "early.mtl", std::string("# a comment\r\n\r\n") + early + "\nnewmtl m\nKd 1 0 0\n");
+    test::writeText(folder / "early.obj", "mtllib early.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    const scene::Scene scene = scene::loadScene(folder / "early.obj");  // default materials
+    CHECK(scene.materials.at(scene.meshes[0].triangleMaterials[0]).albedo != glm::vec3(1, 0, 0));
+  }
+  test::writeText(folder / "fine.mtl", "# a comment\r\n\r\nnewmtl m\r\nKd 1 0 0\r\nmap_Kd missing.png\r\n");
+  test::writeText(folder / "fine.obj", "mtllib fine.mtl\nusemtl m\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  const scene::Scene fine = scene::loadScene(folder / "fine.obj");
+  CHECK(fine.materials.at(fine.meshes[0].triangleMaterials[0]).albedo == glm::vec3(1, 0, 0));
   std::string glb = "glTF";
   for (const std::uint32_t word : {2u, 20u, 0xf9ff01ecu, 0x4e4f534au})  // version, length, chunk length, "JSON"
     glb.append(reinterpret_cast<const char*>(&word), 4);

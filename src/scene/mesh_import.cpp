@@ -19,6 +19,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <vector>
@@ -160,7 +161,7 @@ std::string readBytes(const std::filesystem::path& path) {
 // What Assimp 5.2.5 mishandles in an OBJ or MTL file (found by tests/fuzz/fuzz_mesh), or "":
 // - \0, \f and \r are line ends to it, and inside a line misread: an MTL "d" followed by one made it
 //   follow a null material;
-// - a texture statement (map_Kd, bump, norm, disp, ...) before an MTL's first newmtl: a null material too.
+// - any statement before an MTL's first newmtl (map_Kd, bump, s, a, ...): a null material too.
 std::string assimpTextFault(const std::filesystem::path& path) {
   const std::string extension = lowercaseExtension(path);
   if (extension != ".obj" && extension != ".mtl") return "";
@@ -171,12 +172,14 @@ std::string assimpTextFault(const std::filesystem::path& path) {
   if (extension == ".obj") return "";
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
-    const std::size_t first = line.find_first_not_of(" \t");
+    const std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
-    const std::string_view word = std::string_view(line).substr(first, line.find_first_of(" \t", first) - first);
+    std::string word = line.substr(first, std::min<std::size_t>(line.find_first_of(" \t\r", first) - first, 20));
     if (word == "newmtl") break;
-    if (word.starts_with("map_") || word == "bump" || word == "norm" || word == "disp" || word == "decal")
-      return "names a texture (" + std::string(word) + ") before its first newmtl";
+    if (word.starts_with("#")) continue;
+    for (char& c : word)  // printable in the one-line message
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    return "has a statement ('" + word + "') before its first newmtl";
   }
   return "";
 }
@@ -214,12 +217,16 @@ public:
     if (file && mode && mode[0] == 'r') {
       recordInput(file, "file the mesh reads");
       if (const std::string fault = assimpTextFault(file); !fault.empty()) {
-        warn(std::string(file) + ": " + fault + ", which Assimp mishandles; its materials are ignored");
+        if (m_warned.insert(file).second)  // Assimp asks for an MTL several times
+          warn(std::string(file) + ": " + fault + ", which Assimp mishandles; its materials are ignored");
         return nullptr;
       }
     }
     return Assimp::DefaultIOSystem::Open(file, mode);
   }
+
+private:
+  std::set<std::string> m_warned;
 };
 
 }  // namespace
