@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <stb_image.h>
@@ -130,6 +131,26 @@ TEST_CASE("several outputs are written all or none", "[image][errors]") {
   CHECK(test::readText(folder / "a.txt") == "new a");
   CHECK(test::readText(folder / "b.txt") == "new b");
   CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 2);
+}
+
+TEST_CASE("an image whose header claims gigabytes is refused before its pixels are allocated", "[image][errors]") {
+  // fuzz_lightmap found a lightmap's EXR claiming 4,915,220 × 28 pixels: 1.65 GB were allocated and
+  // zeroed before the size was compared with the metadata's.
+  const fs::path folder = test::outputDir("huge_header");
+  const fs::path path = folder / "claims.exr";
+  display::writeImage(gradient(4, 3), path);
+  std::string bytes = test::readText(path);
+  const std::string attribute = std::string("dataWindow") + '\0' + "box2i" + '\0';
+  const std::size_t at = bytes.find(attribute);
+  REQUIRE(at != std::string::npos);
+  const std::int32_t hugeMaxX = 4915219;  // box2i: size (4 bytes), then min.x, min.y, max.x, max.y
+  std::memcpy(&bytes[at + attribute.size() + 4 + 8], &hugeMaxX, sizeof hugeMaxX);
+  test::writeText(path, bytes);
+  CHECK_THROWS_WITH(display::readImage(path), Contains("claims.exr") && Contains("4915220x3") && Contains("16384"));
+  const fs::path right = folder / "right.exr";  // claims.exr was read: this process may not write it again
+  display::writeImage(gradient(4, 3), right);
+  CHECK_THROWS_WITH(display::readImage(right, std::pair(5, 3)), Contains("right.exr") && Contains("expected 5x3"));
+  CHECK(display::readImage(right, std::pair(4, 3)).pixels == gradient(4, 3).pixels);
 }
 
 TEST_CASE("bad image paths are refused before any work", "[image][errors]") {

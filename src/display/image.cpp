@@ -89,10 +89,22 @@ void writePfm(const Image& image, const fs::path& path) {
   if (!out) throw Error(path.string() + ": cannot write the PFM (disk full or not writable?)");
 }
 
-Image readExr(const fs::path& path) {
+// Refuses, before anything is allocated, a size beyond kMaxImageSide or other than `expected`.
+void checkImageSize(const fs::path& path, std::int64_t width, std::int64_t height, const ExpectedSize& expected) {
+  if (width < 1 || height < 1 || width > kMaxImageSide || height > kMaxImageSide)
+    throw Error(path.string() + ": the image claims " + std::to_string(width) + "x" + std::to_string(height) +
+                " pixels, beyond the " + std::to_string(kMaxImageSide) + " a side ibrr reads; the file is damaged");
+  if (expected && (width != expected->first || height != expected->second))
+    throw Error(path.string() + ": the image is " + std::to_string(width) + "x" + std::to_string(height) +
+                ", expected " + std::to_string(expected->first) + "x" + std::to_string(expected->second));
+}
+
+Image readExr(const fs::path& path, const ExpectedSize& expected) {
   try {
     Imf::InputFile file(path.c_str());
     const Imath::Box2i window = file.header().dataWindow();
+    checkImageSize(path, std::int64_t(window.max.x) - window.min.x + 1, std::int64_t(window.max.y) - window.min.y + 1,
+                   expected);
     Image image(window.max.x - window.min.x + 1, window.max.y - window.min.y + 1);
     Imf::FrameBuffer frame;
     auto* base = reinterpret_cast<char*>(image.pixels.data()) -
@@ -103,12 +115,14 @@ Image readExr(const fs::path& path) {
     file.setFrameBuffer(frame);
     file.readPixels(window.min.y, window.max.y);
     return image;
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& error) {
     throw Error(path.string() + ": cannot read the EXR: " + error.what());
   }
 }
 
-Image readPfm(const fs::path& path) {
+Image readPfm(const fs::path& path, const ExpectedSize& expected) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path.string() + ": cannot open the image");
   std::string magic;
@@ -116,9 +130,9 @@ Image readPfm(const fs::path& path) {
   double scale = 0.0;
   in >> magic >> width >> height >> scale;
   in.get();  // the single whitespace after the header
-  if (!in || (magic != "PF" && magic != "Pf") || width <= 0 || height <= 0 || width > 65536 || height > 65536 ||
-      scale == 0.0)
+  if (!in || (magic != "PF" && magic != "Pf") || scale == 0.0)
     throw Error(path.string() + ": not a valid PFM file (bad header)");
+  checkImageSize(path, width, height, expected);
   if (scale > 0.0) throw Error(path.string() + ": big-endian PFM is not supported");
   const int channels = magic == "PF" ? 3 : 1;
   std::vector<float> row(std::size_t(width) * channels);
@@ -186,13 +200,13 @@ void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height
   writeFileAtomically(path, [&](const fs::path& temporary) { writeRgb8Png(rgb, width, height, temporary); });
 }
 
-Image readImage(const fs::path& path) {
+Image readImage(const fs::path& path, const ExpectedSize& expected) {
   requireRegularFile(path, "image");
   switch (imageFormatFor(path)) {
     case ImageFormat::Exr:
-      return readExr(path);
+      return readExr(path, expected);
     case ImageFormat::Pfm:
-      return readPfm(path);
+      return readPfm(path, expected);
     case ImageFormat::Png:
       break;
   }

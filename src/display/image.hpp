@@ -7,6 +7,8 @@
 #include <glm/glm.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -55,7 +57,11 @@ void stageImage(OutputSet& outputs, const Image& image, const std::filesystem::p
 void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const std::filesystem::path& path);
 
 // Reads a linear image (.exr or .pfm). Throws ibrr::Error naming the file on failure.
-Image readImage(const std::filesystem::path& path);
+// At most kMaxImageSide pixels a side are read; with `expected` (width, height), an image of another
+// size is refused before its pixels are allocated (a damaged header can claim gigabytes).
+inline constexpr int kMaxImageSide = 16384;
+using ExpectedSize = std::optional<std::pair<int, int>>;
+Image readImage(const std::filesystem::path& path, const ExpectedSize& expected = std::nullopt);
 
 // Box-filters blocks of factor × factor pixels into one (the image size must divide evenly): the
 // resolve step of supersampling, so that edges are averaged as a path tracer's pixel is.

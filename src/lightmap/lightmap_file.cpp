@@ -179,14 +179,10 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
                 " is missing; keep the .lightmap and its .exr together, or bake again");
   display::Image image;
   try {
-    image = display::readImage(imagePath);
+    image = display::readImage(imagePath, std::pair(lightmap.width, lightmap.height));
   } catch (const Error& error) {
     throw Error(path.string() + ": its radiance image cannot be read (" + error.what() + "); bake again");
   }
-  if (image.width != lightmap.width || image.height != lightmap.height)
-    throw Error(path.string() + ": its radiance image " + imagePath.filename().string() + " is " +
-                std::to_string(image.width) + "×" + std::to_string(image.height) + ", the metadata says " +
-                std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height) + "; bake again");
   for (const glm::vec3& value : image.pixels)
     if (!(std::isfinite(value.x) && std::isfinite(value.y) && std::isfinite(value.z)))
       throw Error(path.string() + ": its radiance image has non-finite texels; bake again");
