@@ -285,6 +285,8 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
   const Case cases[] = {
       {"cut_header.ply", header.substr(0, 50), "no end_header"},  // Assimp looped on it
       {"empty.ply", "", "no end_header"},  // memchr of a null pointer (UBSan, tests/fuzz/fuzz_mesh)
+      {"vertex_twice.ply", "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nelement vertex 1\n"
+                           "property float x\nend_header\n0\n0\n", "declared twice"},  // a bad free in Assimp
       {"index_out_of_range.ply", header + "0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n", "vertex index 7"},  // segfault
       {"short_body.ply", binary.substr(0, binary.size() - 30), "ends before"},  // read past the end
       {"cut_after_header.ply", header, "more than the file"},  // aborted in triangulation

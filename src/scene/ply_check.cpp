@@ -135,6 +135,9 @@ PlyHeader parseHeader(std::span<const char> bytes, const PlyError& fail) {
       if (words.size() != 3 || error != std::errc() || end != digits.data() + digits.size() ||
           count > std::uint64_t(std::numeric_limits<std::int32_t>::max()))
         fail(where + ": expected 'element <name> <count>' with a count below 2^31");
+      // Each element once: Assimp, given "vertex" twice, freed a pointer it had not allocated (fuzz_mesh).
+      for (const PlyElement& earlier : header.elements)
+        if (earlier.name == words[1]) fail(where + ": element " + quoted(words[1]) + " is declared twice");
       header.elements.push_back(PlyElement{std::string(words[1]), count, {}});
     } else if (words[0] == "property") {
       if (header.elements.empty()) fail(where + ": a property before any element");
