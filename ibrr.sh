@@ -3,10 +3,11 @@
 #   ./ibrr.sh demo   install what is missing, build (Release), bake the built-in Cornell box's IBRR store
 #                    and render it to out/cornell.png
 #   ./ibrr.sh test   install what is missing, build, run the store suite under AddressSanitizer +
-#                    UBSan, then the whole test suite (ctest)
+#                    UBSan, the libFuzzer targets briefly, then the whole test suite (ctest)
 #   ./ibrr.sh build  install what is missing and build only
 # Builds are incremental: re-running only rebuilds what changed. Set IBRR_BUILD_DIR to build
-# elsewhere (default: ./build) and IBRR_JOBS for the parallelism (default: all cores).
+# elsewhere (default: ./build), IBRR_JOBS for the parallelism (default: all cores) and IBRR_FUZZ_SECONDS
+# for how long `test` runs each fuzz target (default: 20).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +21,7 @@ PACKAGES=(
   nlohmann-json3-dev libopenexr-dev libimgui-dev libcli11-dev
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri xvfb xauth
   chromium  # the test that opens the compare report in a headless browser
+  clang libclang-rt-14-dev  # the libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
 )
 
 say() { printf 'ibrr.sh: %s\n' "$*" >&2; }
@@ -71,7 +73,7 @@ build() {
 }
 
 usage() {
-  sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 command="${1:-}"
@@ -93,6 +95,12 @@ case "$command" in
     configure "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
     cmake --build "$ASAN_DIR" -j "$JOBS" --target ibrr_store_tests
     (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -R "^store:")
+    # The loaders of untrusted files under libFuzzer (tests/fuzz), each for a short while on its committed
+    # corpus: a clang build of its own holding only the fuzz targets and the libraries they need.
+    FUZZ_DIR="${BUILD_DIR}-fuzz"
+    configure "$FUZZ_DIR" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DIBRR_FUZZ=ON -DIBRR_BUILD_TESTS=OFF
+    cmake --build "$FUZZ_DIR" -j "$JOBS" --target ibrr_fuzzers
+    "$ROOT/tests/fuzz/run_fuzzers.sh" "$FUZZ_DIR" "${IBRR_FUZZ_SECONDS:-20}"
     cd "$BUILD_DIR"
     ctest --output-on-failure -j "$JOBS"
     ;;
