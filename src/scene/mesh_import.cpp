@@ -158,19 +158,31 @@ std::string readBytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+enum class ObjText { Obj, Mtl };
+
 // What Assimp 5.2.5 mishandles in an OBJ or MTL file (found by tests/fuzz/fuzz_mesh), or "":
 // - \0, \f and \r are line ends to it, and inside a line misread: an MTL "d" followed by one made it
 //   follow a null material;
-// - any statement before an MTL's first newmtl (map_Kd, bump, s, a, ...): a null material too.
-std::string assimpTextFault(const std::filesystem::path& path) {
-  const std::string extension = lowercaseExtension(path);
-  if (extension != ".obj" && extension != ".mtl") return "";
+// - any statement before an MTL's first newmtl (map_Kd, bump, s, a, ...): a null material too;
+// - an OBJ naming itself as its MTL file (mtllib): read as an MTL, the same.
+std::string assimpTextFault(const std::filesystem::path& path, ObjText kind) {
   const std::string text = readBytes(path);
   for (std::size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\0' || text[i] == '\f' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')))
       return "holds \\0, \\f or a \\r without \\n";
-  if (extension == ".obj") return "";
   std::istringstream lines(text);
+  if (kind == ObjText::Obj) {
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t first = line.find_first_not_of(" \t");
+      if (line.compare(first == std::string::npos ? line.size() : first, 7, "mtllib ") != 0) continue;
+      const std::size_t name = line.find_first_not_of(" \t", first + 7), end = line.find_last_not_of(" \t\r");
+      std::error_code error;
+      if (name != std::string::npos &&
+          std::filesystem::equivalent(path.parent_path() / line.substr(name, end + 1 - name), path, error))
+        return "names itself as its material library (mtllib)";
+    }
+    return "";
+  }
   for (std::string line; std::getline(lines, line);) {
     const std::size_t first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos) continue;
@@ -210,13 +222,18 @@ std::string glbFault(const std::filesystem::path& path) {
 
 // Assimp's file system, recording every file it opens (the OBJ's MTL files, a glTF's buffers) as an
 // input of this run, so that no output is written over one (util/input_file.hpp). An MTL file Assimp
-// would mishandle is not given to it: it goes on with default materials.
+// would mishandle is not given to it: it goes on with default materials. For an OBJ mesh, every other
+// file Assimp opens is an MTL file, whatever its name.
 class RecordingIoSystem : public Assimp::DefaultIOSystem {
 public:
+  explicit RecordingIoSystem(const std::filesystem::path& mesh)
+      : m_mesh(mesh.string()), m_obj(lowercaseExtension(mesh) == ".obj") {}
+
   Assimp::IOStream* Open(const char* file, const char* mode) override {
     if (file && mode && mode[0] == 'r') {
       recordInput(file, "file the mesh reads");
-      if (const std::string fault = assimpTextFault(file); !fault.empty()) {
+      const bool mtl = (m_obj && m_mesh != file) || lowercaseExtension(file) == ".mtl";
+      if (const std::string fault = mtl ? assimpTextFault(file, ObjText::Mtl) : ""; !fault.empty()) {
         if (m_warned.insert(file).second)  // Assimp asks for an MTL several times
           warn(std::string(file) + ": " + fault + ", which Assimp mishandles; its materials are ignored");
         return nullptr;
@@ -226,6 +243,8 @@ public:
   }
 
 private:
+  std::string m_mesh;
+  bool m_obj;
   std::set<std::string> m_warned;
 };
 
@@ -237,14 +256,14 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
     throw Error(path.string() + ": mesh file not found (paths in a manifest are relative to the manifest)");
   // Assimp's PLY reader trusts its input (ply_check.hpp): a malformed file is refused before it.
   if (looksLikePly(path)) checkPlyFile(path);
-  if (const std::string fault = assimpTextFault(path); !fault.empty())
-    throw Error(path.string() + ": " + fault +
-                ", which Assimp's OBJ reader misreads; save it as text with \\n or \\r\\n line ends");
+  if (const std::string fault = lowercaseExtension(path) == ".obj" ? assimpTextFault(path, ObjText::Obj) : "";
+      !fault.empty())
+    throw Error(path.string() + ": " + fault + ", which Assimp's OBJ reader mishandles; repair or re-export it");
   if (const std::string fault = glbFault(path); !fault.empty())
     throw Error(path.string() + ": " + fault + "; repair or re-export the GLB file");
   recordInput(path, "mesh file");
   Assimp::Importer importer;
-  importer.SetIOHandler(new RecordingIoSystem);  // the importer owns it
+  importer.SetIOHandler(new RecordingIoSystem(path));  // the importer owns it
   // Points and lines are removed; everything else is triangulated. Normals are generated (flat)
   // only where the file has none; node transforms are baked into the vertices.
   importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
