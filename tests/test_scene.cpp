@@ -360,6 +360,15 @@ TEST_CASE("an MTL statement before newmtl and a GLB chunk past the end are kept 
                     Contains("long_chunk.glb") && Contains("past the end"));
 }
 
+// Found by tests/fuzz/fuzz_mesh: Assimp tried every reader on a .gltf its glTF reader refused, read it as an
+// OBJ, and that OBJ's MTL (another file, checked by none of the MTL rules) made it follow a null material.
+TEST_CASE("a .gltf, .glb, .ply or .obj file is read by its own format's reader only", "[scene][errors]") {
+  const fs::path folder = test::outputDir("own_reader");
+  test::writeText(folder / "other.obj", "s\na\r\n");
+  test::writeText(folder / "not_gltf.gltf", "mtllib other.obj\nv 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+  CHECK_THROWS_WITH(scene::loadScene(folder / "not_gltf.gltf"), Contains("not_gltf.gltf") && Contains("cannot read"));
+}
+
 // Found by tests/fuzz/fuzz_mesh with stb_image instrumented: Debian 12's stb_image reads past its buffer
 // when it converts a binary PNM of more than 8 bits a channel (maxval above 255) to 8 bits.
 TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded; one of 8 bits is", "[scene][errors]") {

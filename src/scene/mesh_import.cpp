@@ -8,6 +8,7 @@
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
 #include <stb_image.h>
+#include <assimp/BaseImporter.h>
 #include <assimp/DefaultIOSystem.h>
 #include <assimp/Importer.hpp>
 
@@ -19,6 +20,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -220,6 +222,27 @@ std::string glbFault(const std::filesystem::path& path) {
   return "";
 }
 
+// Keeps only the readers that claim the file's extension, for the formats ibrr names (OBJ, PLY, glTF,
+// GLB): Assimp otherwise tries every reader on a file its own refuses, and read a damaged .gltf as an OBJ
+// whose MTL files the checks here did not look at (tests/fuzz/fuzz_mesh). Returns the readers removed
+// (an Importer only deletes those it holds).
+std::vector<std::unique_ptr<Assimp::BaseImporter>> keepOwnReaders(Assimp::Importer& importer,
+                                                                  const std::string& extension) {
+  std::vector<std::unique_ptr<Assimp::BaseImporter>> removed;
+  if (extension != ".obj" && extension != ".ply" && extension != ".gltf" && extension != ".glb") return removed;
+  std::vector<Assimp::BaseImporter*> others;
+  for (std::size_t i = 0; i < importer.GetImporterCount(); ++i) {
+    const aiImporterDesc* info = importer.GetImporterInfo(i);
+    std::istringstream claimed(info && info->mFileExtensions ? info->mFileExtensions : "");
+    bool own = false;
+    for (std::string word; claimed >> word;) own |= "." + word == extension;
+    if (!own) others.push_back(importer.GetImporter(i));
+  }
+  for (Assimp::BaseImporter* other : others)
+    if (importer.UnregisterLoader(other) == AI_SUCCESS) removed.emplace_back(other);
+  return removed;
+}
+
 // Assimp's file system, recording every file it opens (the OBJ's MTL files, a glTF's buffers) as an
 // input of this run, so that no output is written over one (util/input_file.hpp). An MTL file Assimp
 // would mishandle is not given to it: it goes on with default materials. For an OBJ mesh, every other
@@ -264,6 +287,7 @@ std::uint32_t importMeshFile(const std::filesystem::path& path, Scene& scene, Me
   recordInput(path, "mesh file");
   Assimp::Importer importer;
   importer.SetIOHandler(new RecordingIoSystem(path));  // the importer owns it
+  const auto removedReaders = keepOwnReaders(importer, lowercaseExtension(path));
   // Points and lines are removed; everything else is triangulated. Normals are generated (flat)
   // only where the file has none; node transforms are baked into the vertices.
   importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
