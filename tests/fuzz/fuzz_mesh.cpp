@@ -36,8 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Format& format = kFormats[data[0] % kFormats.size()];
   const std::string_view rest = fuzz::asText(data + 1, size - 1);
   const auto [mesh, companion] = format.companion ? fuzz::splitAt(rest) : std::pair{rest, std::string_view()};
-  // The companion is always rewritten (empty when absent), so no earlier input's file is read.
-  if (format.companion) fuzz::writeScratchFile(format.companion, companion);
+  // Every file an earlier input wrote is emptied, so that an input loads the same alone as in a run
+  // (a mesh naming mesh.obj as its MTL read an earlier input's OBJ).
+  for (const Format& other : kFormats) {
+    if (&other != &format) fuzz::writeScratchFile(std::string("mesh.") + other.extension, {});
+    if (other.companion) fuzz::writeScratchFile(other.companion, &other == &format ? companion : std::string_view());
+  }
   const auto path = fuzz::writeScratchFile(std::string("mesh.") + format.extension, mesh);
   try {
     const scene::Scene scene = scene::loadScene(path);
