@@ -51,6 +51,17 @@ LayeredDepthCube::LayeredDepthCube(const LdcParams& resolved, std::uint64_t vplC
     if (!finite(m_layers[k])) throw Error("LDC layer " + std::to_string(k) + " holds a non-finite value");
 }
 
+void LayeredDepthCube::setBiasCompensation(std::uint32_t raysPerLayer, std::uint32_t passes) {
+  if (raysPerLayer > kMaxBiasCompensationRays || passes > kMaxBiasCompensationPasses ||
+      (raysPerLayer == 0) != (passes == 0))
+    throw Error("bias compensation of " + std::to_string(raysPerLayer) + " rays per layer in " +
+                std::to_string(passes) + " passes is out of range (rays 1.." +
+                std::to_string(kMaxBiasCompensationRays) + ", passes 1.." + std::to_string(kMaxBiasCompensationPasses) +
+                ", or both 0)");
+  m_biasCompensationRays = raysPerLayer;
+  m_biasCompensationPasses = passes;
+}
+
 std::span<const PackedLayer> LayeredDepthCube::pixelLayers(std::uint32_t globalPixel) const {
   assert(globalPixel < m_frame.pixelCount());
   return std::span<const PackedLayer>(m_layers).subspan(m_offsets[globalPixel],
@@ -171,6 +182,9 @@ StoreStats LayeredDepthCube::stats() const {
 }
 
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
+  if (a.biasCompensationRays() != 0 || b.biasCompensationRays() != 0)
+    throw Error("cannot merge stores baked with bias compensation (their emitted part would count twice); merge "
+                "stores baked with --bias-compensation off");
   if (!sameLayout(a.params(), b.params()))
     throw Error(
         "cannot merge LDC stores built with different bounds, resolution, epsilon or scene fingerprint; "
@@ -224,6 +238,8 @@ LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
 LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor) {
   if (!(factor > 0.0f) || !std::isfinite(factor))
     throw Error("radiosity scale factor must be positive and finite, got " + std::to_string(factor));
+  if (store.biasCompensationRays() != 0)
+    throw Error("cannot scale a store baked with bias compensation (its emitted part does not scale with the paths)");
   std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
   for (PackedLayer& layer : layers) {
     layer.r *= factor;

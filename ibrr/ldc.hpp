@@ -37,6 +37,10 @@ struct PackedLayer {
 };
 static_assert(sizeof(PackedLayer) == 24, "PackedLayer is the 24-byte GPU layout");
 
+// Bounds of the bias compensation recorded with a store (it is packed into 24 bits of the file's header).
+inline constexpr std::uint32_t kMaxBiasCompensationRays = 65535;
+inline constexpr std::uint32_t kMaxBiasCompensationPasses = 255;
+
 enum class RetrievalFilter {
   Nearest,   // the matching layer of the pixel containing the point
   Average,   // paper §5: mean over the matching layers of the (2k+1)² pixels around it
@@ -80,6 +84,14 @@ public:
 
   StoreStats stats() const;
 
+  // Bias compensation (src/bake/bias_compensation.hpp): the rays per layer and passes that added the
+  // clamp's missing energy to every layer, or 0 and 0 for a store without it. Saved in the store file.
+  std::uint32_t biasCompensationRays() const { return m_biasCompensationRays; }
+  std::uint32_t biasCompensationPasses() const { return m_biasCompensationPasses; }
+  // Throws ibrr::Error unless rays ≤ kMaxBiasCompensationRays and passes ≤ kMaxBiasCompensationPasses, both
+  // zero or both positive.
+  void setBiasCompensation(std::uint32_t raysPerLayer, std::uint32_t passes);
+
 private:
   std::optional<glm::vec3> lookupInLdi(int ldi, const glm::vec3& p, const glm::vec3& n, RetrievalFilter filter,
                                        int filterRadius) const;
@@ -88,6 +100,8 @@ private:
   LdcParams m_params;
   LdcFrame m_frame;
   std::uint64_t m_vplCount = 0;
+  std::uint32_t m_biasCompensationRays = 0;
+  std::uint32_t m_biasCompensationPasses = 0;
   std::vector<std::uint32_t> m_offsets;
   std::vector<PackedLayer> m_layers;
 };
@@ -96,10 +110,12 @@ private:
 // evaluated at the pixel centre, within ε of a's plane) add to it, the others are appended after a's.
 // Counts and VPL counts add. Throws ibrr::Error unless both have the same bounds, R, ε and scene fingerprint.
 // For disjoint sets of hemicubes A and B, merge(store(A), store(B)) equals store(A ∪ B) up to float rounding.
+// Stores with bias compensation are refused: their emitted part would count twice (merge before compensating).
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b);
 
 // The same store with every layer's radiosity multiplied by `factor` (> 0, finite): a store baked from the
 // first P of N light paths, whose VPL powers were Φ/N, estimates the full radiosity when scaled by N/P.
+// Refused for a store with bias compensation (its emitted part does not scale with the paths).
 LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor);
 
 }  // namespace ibrr

@@ -75,7 +75,7 @@ std::vector<std::byte> serializeStore(const LayeredDepthCube& store) {
   w.put(p.margin);
   w.put(p.epsDistance);
   w.put(p.epsNormal);
-  w.put(std::uint32_t{0});
+  w.put(store.biasCompensationRays() | (store.biasCompensationPasses() << 16));
   w.putArray(store.offsets());
   w.putArray(store.layers());
   w.put(fnv1a64(out));
@@ -134,6 +134,7 @@ LayeredDepthCube deserializeStore(std::span<const std::byte> bytes, const std::s
   params.margin = readAt<float>(bytes, 72);
   params.epsDistance = readAt<float>(bytes, 76);
   params.epsNormal = readAt<float>(bytes, 80);
+  const auto compensation = readAt<std::uint32_t>(bytes, 84);
   std::vector<std::uint32_t> offsets(offsetCount);
   std::memcpy(offsets.data(), bytes.data() + kStoreHeaderBytes, offsetCount * sizeof(std::uint32_t));
   std::vector<PackedLayer> layers(layerCount);
@@ -147,6 +148,8 @@ LayeredDepthCube deserializeStore(std::span<const std::byte> bytes, const std::s
     if (!(params.epsDistance > 0.0f) || !(params.epsNormal > 0.0f)) throw Error("epsilon parameters are not positive");
     const LdcParams resolved = resolveParams(params);
     store.emplace(resolved, vplCount, std::move(offsets), std::move(layers));
+    if (compensation >> 24 != 0) throw Error("the bias compensation field's high byte is not zero");
+    store->setBiasCompensation(compensation & 0xffffu, (compensation >> 16) & 0xffu);
   } catch (const Error& e) {
     throw Error(where + " passed its checksum but is inconsistent (" + e.what() + "); " + kRebake);
   }

@@ -15,7 +15,7 @@
 //       72     4  margin (fraction of the largest extent)
 //       76     4  ε_d, world units
 //       80     4  ε_n
-//       84     4  reserved, 0
+//       84     4  bias compensation: rays per layer (bits 0–15) and passes (16–23), 0 = none (ldc.hpp)
 //       88  4·(3R²+1)  offsets, uint32 (see ldc.hpp)
 //        …  24·L  layers, PackedLayer
 //        …     8  FNV-1a 64 of every byte before it

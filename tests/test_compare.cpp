@@ -129,7 +129,7 @@ TEST_CASE("compare: headless Chromium shows every image and the table of the rep
   CHECK(html.find("<table id=\"figures\">") != std::string::npos);
   for (const std::string& method : kMethods) CHECK(html.find("<tr><td>" + method + "</td><td>cornell</td>") != std::string::npos);
   CHECK(html.find("<svg id=\"convergence\"") != std::string::npos);
-  const std::regex curve("class=\"curve\" data-method=\"[a-z]+\"");
+  const std::regex curve("class=\"curve\" data-method=\"[a-z-]+\"");
   CHECK(std::distance(std::sregex_iterator(html.begin(), html.end(), curve), std::sregex_iterator()) ==
         std::ptrdiff_t(kMethods.size()));
 }

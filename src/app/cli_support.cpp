@@ -62,7 +62,27 @@ void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
   command
       .add_option("--clamp", b.geometryClamp,
                   "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; "
-                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal")
+                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal (9% for a "
+                  "bake with bias compensation)")
+      ->capture_default_str();
+}
+
+void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
+  command
+      .add_option_function<std::string>(
+          "--bias-compensation", [&b](const std::string& value) { b.biasCompensation = value == "on"; },
+          "on: after the warp, add to every layer the light the clamp removed there (Kollig & Keller 2004), "
+          "traced from the layer with Embree; off: the clamped store")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->default_str("on");
+  command
+      .add_option("--bias-rays", b.biasRays,
+                  "bias compensation: points per layer, each with one cosine ray and one light sample")
+      ->capture_default_str();
+  command
+      .add_option("--bias-passes", b.biasPasses,
+                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store, 2 from the "
+                  "pass-1 store (the recursion, one step further)")
       ->capture_default_str();
 }
 

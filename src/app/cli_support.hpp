@@ -25,6 +25,8 @@ const CLI::Validator& finiteNumber();
 // Adds the light-path and hemicube flags shared by `bake` and `render --method keller`
 // (--paths, --seed, --max-bounces, --hemicube, --indirect-hemicube, --clamp).
 void addLightPathOptions(CLI::App& command, bake::BakeOptions& options);
+// --bias-compensation on|off, --bias-rays, --bias-passes (bake/bias_compensation.hpp).
+void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b);
 
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);

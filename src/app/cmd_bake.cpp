@@ -81,7 +81,9 @@ struct BakeCommandOptions {
 };
 
 // The flags that only one method reads; giving one to the other method is an error naming it.
-const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp"};
+const std::vector<std::string> kIbrrOnlyFlags = {"--paths", "--max-bounces", "--clamp",            "--ldc",
+                                                 "--splat", "--warp",        "--bias-compensation", "--bias-rays",
+                                                 "--bias-passes"};
 const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",       "--iterations",
                                                    "--tolerance",     "--layers",      "--time-budget",
                                                    "--no-rotation",   "--refine-near-lights"};
@@ -486,13 +488,9 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   const auto context = gpu::createHeadlessContext();
   info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
        context->info().renderer);
-  std::unique_ptr<Progress> progress;
-  const bake::BakeResult result = bake::bakeStore(scene, settings, [&](std::uint64_t done, std::uint64_t total) {
-    if (!progress) progress = std::make_unique<Progress>("hemicubes", total, "hemicubes");
-    progress->advance(1);
-    (void)done;
-  });
-  if (progress) progress->finish();
+  bake::BakeProgressPrinter progress;
+  const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
+  progress.finish();
   bake::writeStoreFile(result.store, options.output);
 
   const bake::BakeStats& s = result.stats;
@@ -515,6 +513,14 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
       "time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion %.2f s; "
       "overlapped), waiting for the warp %.2f s\n",
       s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
+  if (s.biasCompensated)
+    std::printf("bias compensation %.2f s (in the time above): %u rays per layer, %u pass%s, %.1f M rays (%.1f M/s); %llu "
+                "layers found no surface under them\n",
+                s.biasSeconds, settings.biasRays, settings.biasPasses, settings.biasPasses == 1 ? "" : "es",
+                double(s.biasRays) * 1e-6, s.biasSeconds > 0 ? double(s.biasRays) * 1e-6 / s.biasSeconds : 0.0,
+                static_cast<unsigned long long>(s.biasLayersWithoutSurface));
+  else
+    std::printf("bias compensation off (%s)\n", settings.biasCompensation ? "no clamp: --clamp 0" : "--bias-compensation off");
 }
 
 }  // namespace
@@ -548,6 +554,7 @@ void addBakeCommand(CLI::App& app) {
                    "where the hemicube was rendered, no readback) or auto (gpu on a hardware GL, cpu on llvmpipe)")
       ->capture_default_str();
   addLightPathOptions(*command, b);
+  addBiasCompensationOptions(*command, b);
   lightmap::GatherOptions& g = options->gather;
   CLI::Option* density = command->add_option(
       "--texel-density", options->texelDensity,

@@ -256,6 +256,7 @@ void addViewCommand(CLI::App& app) {
                    "light paths of the live Keller view (0: --paths); its frame cost grows with the VPLs")
       ->capture_default_str();
   addLightPathOptions(*command, options->bake);
+  addBiasCompensationOptions(*command, options->bake);
   command->add_option("--ldc", options->bake.ldcResolution, "R of a store baked in the window: pixels per LDI side")
       ->capture_default_str();
   command->footer(

@@ -1,5 +1,6 @@
 #include "bake/bake.hpp"
 
+#include "bake/bias_compensation.hpp"
 #include "bake/gpu_insertion.hpp"
 #include "bake/hemicube.hpp"
 #include "gpu/context.hpp"
@@ -9,6 +10,7 @@
 #include "ibrr/store_file.hpp"
 #include "ibrr/surface_seeds.hpp"
 #include "rays/embree_scene.hpp"
+#include "rays/light_set.hpp"
 #include "rays/vpl.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -24,6 +26,7 @@
 
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -130,7 +133,8 @@ HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene
 
 float geometryClampFor(const scene::Scene& scene, const BakeOptions& options) {
   if (options.geometryClamp >= 0.0f) return options.geometryClamp;
-  const float distance = kAutoClampDistance * std::max(scene.bounds().diagonal(), 1e-12f);
+  const float fraction = options.biasCompensation ? kAutoClampDistanceCompensated : kAutoClampDistance;
+  const float distance = fraction * std::max(scene.bounds().diagonal(), 1e-12f);
   return 1.0f / (glm::pi<float>() * distance * distance);
 }
 
@@ -162,6 +166,12 @@ void validateBakeOptions(const BakeOptions& options) {
   if (options.ldcResolution < kMinResolution || options.ldcResolution > kMaxResolution)
     throw Error("--ldc " + std::to_string(options.ldcResolution) + ": must be in [" + std::to_string(kMinResolution) +
                 ", " + std::to_string(kMaxResolution) + "] (the paper used 128-512)");
+  if (options.biasRays == 0 || options.biasRays > kMaxBiasCompensationRays)
+    throw Error("--bias-rays " + std::to_string(options.biasRays) + ": must be in [1, " +
+                std::to_string(kMaxBiasCompensationRays) + "]");
+  if (options.biasPasses == 0 || options.biasPasses > kMaxBiasCompensationPasses)
+    throw Error("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
+                std::to_string(kMaxBiasCompensationPasses) + "]");
 }
 
 WarpDevice resolveWarpDevice(WarpDevice requested) {
@@ -356,7 +366,7 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
     stats.hemicubePixels +=
         std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) * std::size_t(resolution) * std::size_t(resolution);
     ++stats.hemicubes;
-    if (progress) progress(i + 1, total);
+    if (progress) progress(BakePhase::Hemicubes, i + 1, total);
   }
   warp.finish();
   return options.paths;
@@ -371,6 +381,28 @@ LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
   params.epsNormal = options.epsNormal;
   params.sceneFingerprint = scene.fingerprint();
   return params;
+}
+
+// The store with the clamp's missing light added (bias_compensation.hpp), its time and rays in `stats`.
+LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, float geometryClamp,
+                                const BakeOptions& options, const BakeProgress& progress, BakeStats& stats) {
+  const rays::EmbreeScene embree(scene);
+  const rays::LightSet lights(scene, "bias compensation");
+  BiasCompensationOptions settings;
+  settings.raysPerLayer = options.biasRays;
+  settings.passes = options.biasPasses;
+  settings.seed = options.seed;
+  BiasCompensationStats biasStats;
+  LayeredDepthCube compensated =
+      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats,
+                          [&](std::uint64_t done, std::uint64_t total) {
+                            if (progress) progress(BakePhase::BiasCompensation, done, total);
+                          });
+  stats.biasCompensated = true;
+  stats.biasSeconds = biasStats.seconds;
+  stats.biasRays = biasStats.rays;
+  stats.biasLayersWithoutSurface = biasStats.layersWithoutSurface;
+  return compensated;
 }
 
 }  // namespace
@@ -447,9 +479,43 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
+  if (options.biasCompensation && geometryClamp > 0.0f) store = compensateBias(scene, store, geometryClamp, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
+}
+
+struct BakeProgressPrinter::State {
+  std::mutex mutex;
+  std::optional<BakePhase> phase;
+  std::unique_ptr<Progress> line;
+  std::uint64_t reported = 0;  // `done` already passed to `line`
+};
+
+BakeProgressPrinter::BakeProgressPrinter() : m_state(std::make_shared<State>()) {}
+BakeProgressPrinter::~BakeProgressPrinter() = default;
+
+void BakeProgressPrinter::operator()(BakePhase phase, std::uint64_t done, std::uint64_t total) {
+  const std::lock_guard lock(m_state->mutex);
+  if (m_state->phase != phase) {
+    if (m_state->line) m_state->line->finish();
+    const bool hemicubes = phase == BakePhase::Hemicubes;
+    m_state->line = std::make_unique<Progress>(hemicubes ? "hemicubes" : "bias compensation", total,
+                                               hemicubes ? "hemicubes" : "layers");
+    m_state->phase = phase;
+    m_state->reported = 0;
+  }
+  if (done > m_state->reported) {  // workers may report out of order: only ever move forward
+    m_state->line->advance(done - m_state->reported);
+    m_state->reported = done;
+  }
+}
+
+void BakeProgressPrinter::finish() {
+  const std::lock_guard lock(m_state->mutex);
+  if (m_state->line) m_state->line->finish();
+  m_state->line.reset();
+  m_state->phase.reset();
 }
 
 void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path) {

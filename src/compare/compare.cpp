@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <array>
 #include <thread>
 
@@ -92,17 +93,23 @@ nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
           {"hemicubeResolution", bake.hemicubeResolution},
           {"indirectHemicubeResolution", bake.indirectHemicubeResolution},
           {"geometryClamp", bake.geometryClamp},
+          {"biasCompensation", bake.biasCompensation},
+          {"biasRays", bake.biasRays},
+          {"biasPasses", bake.biasPasses},
           {"splat", bake.splat == SplatKernel::Box ? "box" : "gauss"},
           {"seedLayersFromGeometry", bake.seedLayersFromGeometry},
           {"timeBudgetSeconds", bake.timeBudgetSeconds},
           {"supersample", kSupersample}};
 }
 
-MethodResult runIbrr(const MethodContext& context) {
-  const bake::BakeOptions bake = ibrrBakeOptions(context.options);
+// The IBRR bake and display, with the clamp's bias compensated (the default) or not ("ibrr-clamped"). The
+// partial stores of the error-against-time curve are the warp's, before the compensation.
+MethodResult runIbrrBake(const MethodContext& context, bool biasCompensation) {
+  bake::BakeOptions bake = ibrrBakeOptions(context.options);
+  bake.biasCompensation = biasCompensation;
   const display::RenderMethod& method = display::findRenderMethod("ibrr");
   MethodResult result;
-  result.method = "ibrr";
+  result.method = biasCompensation ? "ibrr" : "ibrr-clamped";
   bake::BakeCheckpoints checkpoints;
   for (std::uint32_t divisor : {8u, 4u, 2u})
     if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
@@ -115,9 +122,8 @@ MethodResult runIbrr(const MethodContext& context) {
     result.convergence.push_back({seconds, error, std::to_string(paths) + " of " + std::to_string(bake.paths) +
                                                       " paths"});
   };
-  Progress progress("ibrr bake", 0, "hemicubes");
-  const bake::BakeResult baked = bake::bakeStore(
-      context.scene, bake, [&](std::uint64_t, std::uint64_t) { progress.advance(); }, &checkpoints);
+  bake::BakeProgressPrinter progress;
+  const bake::BakeResult baked = bake::bakeStore(context.scene, bake, progress, &checkpoints);
   progress.finish();
   result.bakeSeconds = baked.stats.totalSeconds;
   result.bytes = baked.store.stats().totalBytes;
@@ -129,7 +135,10 @@ MethodResult runIbrr(const MethodContext& context) {
   result.settingsJson = jsonText(settings);
   result.summary = std::to_string(baked.stats.pathsCompleted) + " paths, " + std::to_string(baked.stats.hemicubes) +
                    " VPLs, R = " + std::to_string(bake.ldcResolution) + ", H = " +
-                   std::to_string(bake.hemicubeResolution) + ", h = " + std::to_string(bake.indirectHemicubeResolution);
+                   std::to_string(bake.hemicubeResolution) + ", h = " + std::to_string(bake.indirectHemicubeResolution) +
+                   (baked.stats.biasCompensated ? ", bias compensated (" + std::to_string(bake.biasRays) +
+                                                      " rays per layer, " + std::to_string(bake.biasPasses) + " passes)"
+                                                : ", clamped, no bias compensation");
   display::RenderSettings renderSettings;
   renderSettings.store = &baked.store;
   for (std::size_t c = 0; c < context.cameras.size(); ++c) {
@@ -484,8 +493,12 @@ MethodResult runMatrix(const MethodContext& context) {
 }
 
 constexpr std::array kRunners{
-    MethodRunner{"ibrr", "image-based radiosity representation: VPL hemicubes warped into a layered depth cube",
-                 runIbrr},
+    MethodRunner{"ibrr",
+                 "image-based radiosity representation: VPL hemicubes warped into a layered depth cube, the clamp's "
+                 "bias compensated per layer",
+                 [](const MethodContext& context) { return runIbrrBake(context, true); }},
+    MethodRunner{"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
+                 [](const MethodContext& context) { return runIbrrBake(context, false); }},
     MethodRunner{"keller", "instant radiosity: every VPL shaded per frame with a shadow hemicube", runKeller},
     MethodRunner{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", runGather},
     MethodRunner{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",

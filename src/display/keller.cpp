@@ -21,7 +21,9 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   glCopyImageSubData(gbuffer.texture(GBufferChannel::Emission), GL_TEXTURE_2D, 0, 0, 0, 0, accumulation.id(),
                      GL_TEXTURE_2D, 0, 0, 0, 0, gbuffer.width(), gbuffer.height(), 1);
   const GLuint id = program.id();
-  glProgramUniform1f(id, 5, bake::geometryClampFor(scene, options));
+  bake::BakeOptions clampOptions = options;
+  clampOptions.biasCompensation = false;  // Keller's frame has no compensation: the uncompensated automatic clamp
+  glProgramUniform1f(id, 5, bake::geometryClampFor(scene, clampOptions));
   glProgramUniform1f(id, 9, hemicubes.surfaceOffset() * 2.0f);
   bake::HemicubeCapture capture;
   for (const rays::Vpl& vpl : vpls.vpls) {

@@ -216,12 +216,15 @@ LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& s
   info("no store given: baking " + scene.sourcePath.filename().string() + " (" + std::to_string(settings.bake.paths) +
        " light paths, R = " + std::to_string(settings.bake.ldcResolution) + "); it will be saved to " +
        settings.bakeOutput.string());
-  std::unique_ptr<Progress> progress;
+  bake::BakeProgressPrinter progress;
+  const Stopwatch bakeTime;
   Stopwatch sinceDraw;
   bool drawn = false;
-  bake::BakeResult result = bake::bakeStore(scene, settings.bake, [&](std::uint64_t done, std::uint64_t total) {
-    if (!progress) progress = std::make_unique<Progress>("hemicubes", total, "hemicubes");
-    progress->advance(1);
+  auto onProgress = [&](bake::BakePhase phase, std::uint64_t done, std::uint64_t total) {
+    progress(phase, done, total);
+    // The compensation pass reports from TBB workers, which must not touch GL: stderr only. It takes
+    // seconds where the hemicubes take minutes.
+    if (phase != bake::BakePhase::Hemicubes) return;
     if (drawn && sinceDraw.seconds() < 0.1 && done != total) return;  // ≤ 10 redraws per second
     drawn = true;
     sinceDraw.restart();
@@ -239,7 +242,7 @@ LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& s
     ImGui::Begin("Baking the IBRR store", nullptr,
                  ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoCollapse);
     const float fraction = total ? float(done) / float(total) : 0.0f;
-    const double elapsed = progress->elapsedSeconds();
+    const double elapsed = bakeTime.seconds();
     ImGui::TextWrapped("No store given (--store): baking %s with %u light paths, LDC R = %d.",
                        scene.sourcePath.filename().string().c_str(), settings.bake.paths, settings.bake.ldcResolution);
     char overlay[64];
@@ -255,8 +258,9 @@ LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& s
     ImGui::End();
     ImGuiSession::endFrame();
     surface.endFrame();
-  });
-  if (progress) progress->finish();
+  };
+  bake::BakeResult result = bake::bakeStore(scene, settings.bake, onProgress);
+  progress.finish();
   bake::writeStoreFile(result.store, settings.bakeOutput);
   info("baked " + std::to_string(result.stats.hemicubes) + " hemicubes in " +
        std::to_string(int(std::lround(result.stats.totalSeconds))) + " s; saved " + settings.bakeOutput.string() +

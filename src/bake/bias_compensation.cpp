@@ -1,0 +1,278 @@
+#include "bake/bias_compensation.hpp"
+
+#include "ibrr/error.hpp"
+#include "ibrr/octahedral.hpp"
+#include "rays/sampler.hpp"
+#include "rays/warp.hpp"
+#include "util/progress.hpp"
+#include "util/stopwatch.hpp"
+
+#include <glm/gtc/constants.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/combinable.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+namespace ibrr::bake {
+namespace {
+
+constexpr std::uint32_t kCompensationStream = 0x42434d50U;  // "BCMP"
+
+// What every layer's estimate reads: the scene, its lights, the store H(y) comes from, and the clamp.
+struct Estimator {
+  const rays::EmbreeScene& embree;
+  const rays::LightSet& lights;
+  const LayeredDepthCube& lookupStore;  // H(y): the clamped store, or the previous pass's result
+  RetrievalFilter lookup;
+  float clamp;     // b, 1/area in scene units
+  float maxRange;  // r_max = 1/√(π b): no point farther away has g > b
+
+  // max(0, 1 − b/g) for g = cosθx cosθy/(π r²); 0 for grazing or back-facing pairs.
+  float clampedFraction(float cosX, float cosY, float distanceSquared) const {
+    if (!(cosX > 0.0f && cosY > 0.0f && distanceSquared > 0.0f)) return 0.0f;
+    const float g = cosX * cosY / (glm::pi<float>() * distanceSquared);
+    return g > clamp ? 1.0f - clamp / g : 0.0f;
+  }
+
+  // The surface point a layer stands for at the jittered point `onPlane`: the first surface a probe ray
+  // finds within ε_d of the plane along its normal, if it faces the same way (within ε_n) as the layer.
+  std::optional<rays::SurfacePoint> surfaceUnder(const glm::vec3& onPlane, const glm::vec3& planeNormal, float d,
+                                                 std::uint64_t& rays) const {
+    const LdcParams& params = lookupStore.params();
+    const float reach = params.epsDistance;
+    rays::Ray probe;
+    probe.origin = onPlane + reach * planeNormal;
+    probe.direction = -planeNormal;
+    probe.tFar = 2.0f * reach;
+    ++rays;
+    const rays::Hit hit = embree.intersect(probe);
+    if (!hit.valid()) return std::nullopt;
+    rays::SurfacePoint point = embree.surface(probe, hit);
+    if (!point.frontFacing) {  // the layer is the back side's: work with that side's normals
+      point.geometricNormal = -point.geometricNormal;
+      point.shadingNormal = -point.shadingNormal;
+    }
+    if (glm::dot(point.shadingNormal, planeNormal) <= 1.0f - params.epsNormal) return std::nullopt;
+    if (std::fabs(glm::dot(point.position, planeNormal) - d) >= params.epsDistance) return std::nullopt;
+    return point;
+  }
+
+  // MIS weight of the cosine ray against the light sample for the same emitter point (power heuristic).
+  float emitterWeight(const rays::Hit& hit, float cosX, float cosY, float r2) const {
+    const std::int64_t light = lights.emitterAt(hit.instance, hit.triangle);
+    if (light < 0) return 1.0f;
+    const scene::EmissiveTriangle& emitter = embree.scene().emitters()[std::size_t(light)];
+    const float lightPdf = lights.probability(std::uint32_t(light)) * r2 / (emitter.area * std::max(cosY, 1e-8f));
+    return rays::powerHeuristic(rays::cosineHemispherePdf(cosX), lightPdf);
+  }
+
+  // One cosine-distributed ray from x: M(y)·max(0, 1 − b/g), the emission MIS-weighted.
+  glm::vec3 cosineSample(const rays::SurfacePoint& x, const glm::vec2& u, std::uint64_t& rays) const {
+    const glm::vec3 direction = rays::Frame(x.shadingNormal).toWorld(rays::squareToCosineHemisphere(u));
+    if (glm::dot(direction, x.geometricNormal) <= 0.0f) return glm::vec3(0.0f);
+    rays::Ray ray;
+    ray.origin = embree.offsetOrigin(x, direction);
+    ray.direction = direction;
+    ray.tFar = maxRange;
+    ++rays;
+    const rays::Hit hit = embree.intersect(ray);
+    if (!hit.valid()) return glm::vec3(0.0f);
+    const rays::SurfacePoint y = embree.surface(ray, hit);
+    const float side = y.frontFacing ? 1.0f : -1.0f;
+    const glm::vec3 normalY = side * y.shadingNormal;
+    const float cosX = glm::dot(x.shadingNormal, direction);
+    const float cosY = -glm::dot(normalY, direction);
+    const float r2 = hit.t * hit.t;
+    const float fraction = clampedFraction(cosX, cosY, r2);
+    if (fraction <= 0.0f) return glm::vec3(0.0f);
+    const glm::vec3 irradianceY = lookupStore.radiosity(y.position, normalY, lookup).value_or(glm::vec3(0.0f));
+    glm::vec3 radiosityY = y.albedo * irradianceY;  // M(y) = π·L_e + ρ·H
+    if (y.frontFacing && glm::any(glm::greaterThan(y.emission, glm::vec3(0.0f))))
+      radiosityY += glm::pi<float>() * y.emission * emitterWeight(hit, cosX, -glm::dot(y.geometricNormal, direction), r2);
+    return radiosityY * fraction;
+  }
+
+  // Φ·(g − b)⁺ per channel for a delta light of power Φ giving the irradiance Φ·g (VPLs at the light itself).
+  static glm::vec3 deltaExcess(const glm::vec3& power, const glm::vec3& irradiance, float clamp) {
+    return glm::max(irradiance - power * clamp, glm::vec3(0.0f));
+  }
+
+  // One light sample: a light by power, then (emissive triangle) a uniform point on it.
+  glm::vec3 lightSample(const rays::SurfacePoint& x, const glm::vec2& uLight, const glm::vec2& uPoint,
+                        std::uint64_t& rays) const {
+    const scene::Scene& scene = embree.scene();
+    float pick = 0.0f;
+    const std::uint32_t light = lights.choose(uLight.x, pick);
+    const std::uint32_t local = lights.localIndex(light);
+    glm::vec3 target;
+    glm::vec3 value(0.0f);  // the estimate before visibility
+    switch (lights.kind(light)) {
+      case rays::LightKind::Triangle: {
+        const scene::EmissiveTriangle& emitter = scene.emitters()[local];
+        const glm::vec2 b = rays::squareToTriangleBarycentrics(uPoint);
+        target = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
+        const glm::vec3 toTarget = target - x.position;
+        const float r2 = glm::dot(toTarget, toTarget);
+        if (!(r2 < maxRange * maxRange)) return glm::vec3(0.0f);
+        const glm::vec3 omega = toTarget / std::sqrt(r2);
+        const float cosX = glm::dot(x.shadingNormal, omega);
+        const float cosY = -glm::dot(emitter.normal, omega);
+        if (glm::dot(x.geometricNormal, omega) <= 0.0f) return glm::vec3(0.0f);
+        const float fraction = clampedFraction(cosX, cosY, r2);
+        if (fraction <= 0.0f) return glm::vec3(0.0f);
+        // Integrand over solid angle: π L_e · (cosθx/π) · fraction; divided by the light's pdf.
+        const float lightPdf = pick * r2 / (emitter.area * cosY);
+        const float weight = rays::powerHeuristic(lightPdf, rays::cosineHemispherePdf(cosX));
+        value = emitter.radiance * (cosX * fraction * weight / lightPdf);
+        target += embree.epsilon() * emitter.normal;
+        break;
+      }
+      case rays::LightKind::Point: {
+        // The bake's point-light VPLs have g = cosθx/(4π r²) and carry Φ = 4π I in all.
+        const scene::PointLight& point = scene.pointLights[local];
+        target = point.position;
+        const glm::vec3 toTarget = target - x.position;
+        const float r2 = glm::dot(toTarget, toTarget);
+        const float cosX = glm::dot(x.shadingNormal, toTarget) / std::sqrt(r2);
+        if (!(cosX > 0.0f) || glm::dot(x.geometricNormal, toTarget) <= 0.0f) return glm::vec3(0.0f);
+        value = deltaExcess(4.0f * glm::pi<float>() * point.intensity, point.intensity * (cosX / r2), clamp) / pick;
+        break;
+      }
+      case rays::LightKind::Spot: {
+        // The spot's VPLs emit its profile scaled to carry Φ = spotPower: g = I·profile/Φ · cosθx/r².
+        const scene::SpotLight& spot = scene.spotLights[local];
+        target = spot.position;
+        const glm::vec3 toTarget = target - x.position;
+        const float r2 = glm::dot(toTarget, toTarget);
+        const glm::vec3 omega = toTarget / std::sqrt(r2);
+        const float cosX = glm::dot(x.shadingNormal, omega);
+        const float profile = rays::spotProfile(spot, -glm::dot(glm::normalize(spot.direction), omega));
+        if (!(cosX > 0.0f) || !(profile > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) return glm::vec3(0.0f);
+        value = deltaExcess(rays::spotPower(spot), spot.intensity * (profile * cosX / r2), clamp) / pick;
+        break;
+      }
+    }
+    if (!glm::any(glm::greaterThan(value, glm::vec3(0.0f)))) return glm::vec3(0.0f);
+    rays::Ray shadow;
+    shadow.origin = embree.offsetOrigin(x, target - x.position);
+    const glm::vec3 d = target - shadow.origin;
+    const float distance = glm::length(d);
+    if (!(distance > 0.0f)) return glm::vec3(0.0f);
+    shadow.direction = d / distance;
+    shadow.tFar = distance * (1.0f - 1e-5f);
+    ++rays;
+    return embree.occluded(shadow) ? glm::vec3(0.0f) : value;
+  }
+
+  // H_miss of one layer (global pixel `pixel`, index `layerIndex` in the store), and whether any of its
+  // jittered points found the surface.
+  glm::vec3 layerEstimate(std::uint32_t pixel, std::uint32_t layerIndex, const BiasCompensationOptions& options,
+                          std::uint64_t& rays, bool& foundSurface) const {
+    const LdcFrame& frame = lookupStore.frame();
+    const PackedLayer& layer = lookupStore.layers()[layerIndex];
+    const glm::vec3 planeNormal = octDecode(layer.normal);
+    const int ldi = int(pixel / frame.pixelsPerLdi());
+    const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
+    const int i = int(inLdi % std::uint32_t(frame.resolution()));
+    const int j = int(inLdi / std::uint32_t(frame.resolution()));
+    const int u = ldiAxisU(ldi);
+    const int v = ldiAxisV(ldi);
+    const std::uint32_t stream = rays::hashCombine(rays::hashCombine(kCompensationStream, options.seed), layerIndex);
+    glm::vec3 sum(0.0f);
+    std::uint32_t found = 0;
+    for (std::uint32_t k = 0; k < options.raysPerLayer; ++k) {
+      rays::SampleStream samples(stream, k);
+      const glm::vec2 jitter = samples.next2D();
+      glm::vec3 onPlane(0.0f);
+      onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
+      onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
+      onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
+      const std::optional<rays::SurfacePoint> x = surfaceUnder(onPlane, planeNormal, layer.d, rays);
+      if (!x) continue;
+      ++found;
+      const glm::vec2 uDirection = samples.next2D();
+      const glm::vec2 uLight = samples.next2D();
+      const glm::vec2 uPoint = samples.next2D();
+      sum += cosineSample(*x, uDirection, rays) + lightSample(*x, uLight, uPoint, rays);
+    }
+    foundSurface = found > 0;
+    return found > 0 ? sum / float(found) : glm::vec3(0.0f);
+  }
+};
+
+// One pass: H_miss of every layer, with H(y) read from `lookupStore`.
+std::vector<glm::vec3> compensationPass(const Estimator& estimator, const BiasCompensationOptions& options,
+                                        BiasCompensationStats& stats, const std::function<void(std::uint64_t)>& advance) {
+  const LayeredDepthCube& store = estimator.lookupStore;
+  std::vector<glm::vec3> missing(store.layers().size(), glm::vec3(0.0f));
+  tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
+  std::atomic<std::uint64_t> withoutSurface{0};
+  const std::span<const std::uint32_t> offsets = store.offsets();
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, store.frame().pixelCount(), 256),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+                      if (interruptRequested()) return;
+                      std::uint64_t& localRays = rays.local();
+                      std::uint64_t done = 0;
+                      for (std::uint32_t pixel = range.begin(); pixel != range.end(); ++pixel)
+                        for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k, ++done) {
+                          bool found = false;
+                          missing[k] = estimator.layerEstimate(pixel, k, options, localRays, found);
+                          if (!found) withoutSurface.fetch_add(1, std::memory_order_relaxed);
+                        }
+                      if (done > 0) advance(done);
+                    });
+  throwIfInterrupted();
+  stats.rays += rays.combine(std::plus<>());
+  stats.layersWithoutSurface = withoutSurface.load();
+  return missing;
+}
+
+// `store` with `missing` added to its layers.
+LayeredDepthCube withAdded(const LayeredDepthCube& store, const std::vector<glm::vec3>& missing) {
+  std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    layers[k].r += missing[k].r;
+    layers[k].g += missing[k].g;
+    layers[k].b += missing[k].b;
+  }
+  return LayeredDepthCube(store.params(), store.vplCount(),
+                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
+}
+
+}  // namespace
+
+LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
+                                     const rays::LightSet& lights, float geometryClamp,
+                                     const BiasCompensationOptions& options, BiasCompensationStats& stats,
+                                     const BiasCompensationProgress& progress) {
+  if (!(geometryClamp > 0.0f) || !std::isfinite(geometryClamp))
+    throw Error("bias compensation needs the positive clamp the store was baked with (--clamp 0 has no bias)");
+  if (options.raysPerLayer == 0 || options.raysPerLayer > kMaxBiasCompensationRays)
+    throw Error("--bias-rays must be 1.." + std::to_string(kMaxBiasCompensationRays));
+  if (options.passes == 0 || options.passes > kMaxBiasCompensationPasses)
+    throw Error("--bias-passes must be 1.." + std::to_string(kMaxBiasCompensationPasses));
+  if (store.biasCompensationRays() != 0) throw Error("this store already has its bias compensation");
+  const Stopwatch time;
+  const std::uint64_t total = std::uint64_t(store.layers().size()) * options.passes;
+  std::atomic<std::uint64_t> done{0};
+  auto advance = [&](std::uint64_t count) {
+    const std::uint64_t now = done.fetch_add(count) + count;
+    if (progress) progress(now, total);
+  };
+  const float maxRange = 1.0f / std::sqrt(glm::pi<float>() * geometryClamp);
+  LayeredDepthCube current = store;
+  for (std::uint32_t pass = 0; pass < options.passes; ++pass) {
+    const Estimator estimator{embree, lights, current, options.lookup, geometryClamp, maxRange};
+    const std::vector<glm::vec3> missing = compensationPass(estimator, options, stats, advance);
+    current = withAdded(store, missing);
+  }
+  current.setBiasCompensation(options.raysPerLayer, options.passes);
+  stats.seconds = time.seconds();
+  return current;
+}
+
+}  // namespace ibrr::bake

@@ -1,0 +1,63 @@
+#pragma once
+// Bias compensation for the clamped geometry term (Kollig & Keller, "Illumination in the presence of weak
+// singularities", 2004), computed once per store layer at bake time.
+//
+// The bake clamps every VPL's geometry term g = I(ω)/Φ · cosθx / r² to a bound b (bake.hpp), so a layer at x
+// receives Σ_VPL Φ·min(g, b) instead of Σ Φ·g. What the clamp removes is, in the limit of many VPLs, the
+// irradiance (W/m², the store's unit)
+//
+//     H_miss(x) = ∫_A M(y) · (g(x,y) − b)⁺ · V(x,y) dA(y)
+//               = ∫_Ω M(y) · (cosθx/π) · max(0, 1 − b/g(x,y)) dω,     g(x,y) = cosθx cosθy / (π r²),
+//
+// where y is the surface seen from x in direction ω and M(y) = π·L_e(y) + ρ(y)·H(y) the radiosity leaving
+// it (emitted plus reflected; H(y) is read back from the store itself). Only y closer than
+// r_max = 1/√(π b) can have g > b, so every ray is that short. Two estimators, combined by multiple
+// importance sampling (power heuristic):
+//   - a cosine-distributed ray from x (pdf cosθx/π): adds M(y)·max(0, 1 − b/g), the emitted part weighted
+//     against the light sample that could have chosen the same point;
+//   - next-event estimation: a light chosen by power (rays/light_set.hpp), a uniform point on an emissive
+//     triangle (pdf P(light)·r²/(A cosθy) in solid angle); for a point or spot light, which the VPLs of
+//     bounce 0 represent at the light itself, the deterministic Φ·(g − b)⁺ with its visibility.
+//
+// A layer stands for the part of its LDI pixel its surface covers (ldc.hpp: the area-weighted mean of the
+// samples there), so each of its rays starts from a point jittered over the pixel on the layer's plane and
+// projected onto the surface by a probe ray along the plane's normal; a jitter that misses the surface (the
+// pixel straddles a wall's end) is not counted. H_miss is averaged over the points that found the surface.
+//
+// Passes: pass 1 reads H(y) from the clamped store, which is itself short of its own missing part near
+// corners; pass k reads the store compensated by pass k − 1 (the recursion of the paper, truncated).
+// Deterministic: every layer draws its numbers from its own stream (rays/sampler.hpp), so the result is the
+// same byte for byte whatever the thread count.
+#include "ibrr/ldc.hpp"
+#include "rays/embree_scene.hpp"
+#include "rays/light_set.hpp"
+
+#include <cstdint>
+#include <functional>
+
+namespace ibrr::bake {
+
+struct BiasCompensationOptions {
+  std::uint32_t raysPerLayer = 64;  // jittered points per layer, each one cosine ray and one light sample
+  std::uint32_t passes = 2;         // 1: H(y) from the clamped store; 2: from the pass-1 store; ...
+  std::uint32_t seed = 0;
+  RetrievalFilter lookup = RetrievalFilter::Bilinear;  // how H(y) is read from the store
+};
+
+struct BiasCompensationStats {
+  std::uint64_t rays = 0;                // probe, cosine and shadow rays
+  std::uint64_t layersWithoutSurface = 0;  // layers none of whose jittered points found their surface
+  double seconds = 0.0;
+};
+
+// Called with (layers done, layers total) over all passes; on the calling thread or a TBB worker.
+using BiasCompensationProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+
+// The store with H_miss added to every layer and the compensation recorded in it (setBiasCompensation).
+// `geometryClamp` is the bound b the store was baked with (> 0). Throws ibrr::Interrupted on Ctrl-C.
+LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
+                                     const rays::LightSet& lights, float geometryClamp,
+                                     const BiasCompensationOptions& options, BiasCompensationStats& stats,
+                                     const BiasCompensationProgress& progress = {});
+
+}  // namespace ibrr::bake

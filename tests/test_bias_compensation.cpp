@@ -1,0 +1,209 @@
+// Bias compensation of the clamped store (bake/bias_compensation.hpp) against known answers: the analytic
+// irradiance under a rectangle light and a point light, and the energy the clamp removed from the Cornell box
+// (the unclamped bake of the same light paths).
+#include "bake/bake.hpp"
+#include "display/gbuffer.hpp"
+#include "display/ibrr_reconstruction.hpp"
+#include "gpu/scene_renderer.hpp"
+#include "ibrr/octahedral.hpp"
+#include "ibrr/store_file.hpp"
+#include "rays/test_scenes.hpp"
+#include "scene/load.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <glm/gtc/constants.hpp>
+
+#include <cmath>
+
+using namespace ibrr;
+
+namespace {
+
+// The store's irradiance at plane point (x, y, 0), facing +z (0 where no layer matches).
+float storeIrradiance(const LayeredDepthCube& store, float x, float y) {
+  return store.radiosity({x, y, 0.0f}, {0, 0, 1}, RetrievalFilter::Bilinear).value_or(glm::vec3(0.0f)).r;
+}
+
+// Only direct light counts in these scenes (one bounce at most: the emitter has albedo 0). R = 512 over the
+// 41-unit scene makes 8 cm pixels, fine enough that the store's area means stay within 1% of the analytic
+// peak (at R = 128 the unclamped store itself is 10% under it at the centre).
+bake::BakeOptions directLightBake() {
+  bake::BakeOptions options;
+  options.paths = 2048;
+  options.maxBounces = 1;
+  options.ldcResolution = 512;
+  options.hemicubeResolution = 64;
+  options.indirectHemicubeResolution = 32;
+  return options;
+}
+
+// Σ over layers of irradiance × the layer's area in its pixel (pixel area / |n_axis|), per channel.
+glm::dvec3 storeEnergy(const LayeredDepthCube& store) {
+  const double pixelArea = double(store.frame().pixelSize()) * double(store.frame().pixelSize());
+  glm::dvec3 sum(0.0);
+  for (std::uint32_t pixel = 0; pixel < store.frame().pixelCount(); ++pixel) {
+    const int axis = int(pixel / store.frame().pixelsPerLdi());
+    for (const PackedLayer& layer : store.pixelLayers(pixel)) {
+      const glm::vec3 n = octDecode(layer.normal);
+      sum += glm::dvec3(layer.r, layer.g, layer.b) * (pixelArea / std::fabs(double(n[axis])));
+    }
+  }
+  return sum;
+}
+
+// In the near field the clamped store is well under the analytic irradiance and the compensated one within
+// 3% of it; beyond r_max the clamp removed nothing and the compensation adds nothing.
+void checkNearAndFar(bool nearField, double expected, double clamped, double compensated) {
+  if (nearField) {
+    CHECK(clamped < 0.8 * expected);  // the clamp's bias this test is about
+    CHECK(compensated == Approx(expected).epsilon(0.03));
+  } else {
+    CHECK(compensated == Approx(clamped).epsilon(1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bias compensation restores a rectangle light's near field: the store gives π·L·F", "[ibrr][gpu][bias]") {
+  test::glContext();
+  // A 0.5 × 0.4 light 1 unit over a 40 × 40 plane: the automatic clamp (r = 9% of the 56.6-unit diagonal,
+  // 5 units) cuts the whole near field, so the clamped store is far too dark under the light.
+  const rays::test::PlaneUnderLight setup;
+  const scene::Scene scene = rays::test::makePlaneUnderLight(setup);
+  bake::BakeOptions options = directLightBake();
+  options.geometryClamp = bake::geometryClampFor(scene, options);  // both bakes at the compensated default
+  options.biasCompensation = false;
+  const LayeredDepthCube clamped = bake::bakeStore(scene, options).store;
+  options.biasCompensation = true;
+  const bake::BakeResult compensated = bake::bakeStore(scene, options);
+  CHECK(compensated.stats.biasCompensated);
+  CHECK(compensated.store.biasCompensationRays() == options.biasRays);
+  // The last point lies beyond r_max of every point of the light.
+  for (const glm::vec2 p : {glm::vec2(0.0f), glm::vec2(0.3f, 0.1f), glm::vec2(-0.7f, 0.4f), glm::vec2(1.5f, -1.0f),
+                            glm::vec2(6.0f, -4.0f)}) {
+    const double expected = setup.radiance.r * glm::pi<double>() * rays::test::formFactor(setup, p.x, p.y);
+    const double before = storeIrradiance(clamped, p.x, p.y);
+    const double after = storeIrradiance(compensated.store, p.x, p.y);
+    INFO("point " << p.x << "," << p.y << ": expected " << expected << ", clamped " << before << ", compensated "
+                  << after);
+    checkNearAndFar(glm::length(p) < 2.0f, expected, before, after);
+  }
+}
+
+TEST_CASE("bias compensation restores a point light's near field: the store gives I·h/r³", "[ibrr][gpu][bias]") {
+  test::glContext();
+  scene::Scene scene;
+  rays::test::addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
+  scene::PointLight light;
+  light.position = {0, 0, 1};
+  light.intensity = glm::vec3(3.0f);
+  scene.pointLights.push_back(light);
+  scene.finalize();
+  bake::BakeOptions options = directLightBake();
+  options.geometryClamp = bake::geometryClampFor(scene, options);
+  const bake::BakeResult compensated = bake::bakeStore(scene, options);
+  options.biasCompensation = false;
+  const LayeredDepthCube clamped = bake::bakeStore(scene, options).store;
+  // g = cosθ/(4π r²) passes b within r ≈ 1.6 here: the last two points are beyond it.
+  for (const glm::vec2 p : {glm::vec2(0.0f), glm::vec2(0.2f, 0.1f), glm::vec2(-1.0f, 0.8f), glm::vec2(2.5f, 1.0f),
+                            glm::vec2(5.0f, 4.0f)}) {
+    const double r = std::sqrt(double(glm::dot(p, p)) + 1.0);
+    const double expected = 3.0 / (r * r * r);  // I·cosθ/r², cosθ = h/r, h = 1
+    const double before = storeIrradiance(clamped, p.x, p.y);
+    const double after = storeIrradiance(compensated.store, p.x, p.y);
+    INFO("point " << p.x << "," << p.y << ": expected " << expected << ", clamped " << before << ", compensated "
+                  << after);
+    checkNearAndFar(glm::length(p) < 2.0f, expected, before, after);
+  }
+}
+
+TEST_CASE("Cornell box: the compensation adds back at least 80% of what the clamp removed", "[ibrr][gpu][bias]") {
+  test::glContext();
+  // The clamp removes Σ_VPL Φ·(g − b)⁺ from the corners and beside the light; the unclamped bake of the same
+  // light paths keeps it, so (unclamped − clamped) is the deficit of these VPLs, and the compensation, which
+  // estimates its expectation, must add it back within the VPLs' own noise.
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions options;
+  options.paths = 1024;
+  options.ldcResolution = 96;
+  options.hemicubeResolution = 64;
+  options.indirectHemicubeResolution = 32;
+  const float clamp = bake::geometryClampFor(scene, options);  // the compensated default
+  options.geometryClamp = clamp;
+  options.biasCompensation = false;
+  const glm::dvec3 clamped = storeEnergy(bake::bakeStore(scene, options).store);
+  options.geometryClamp = 0.0f;
+  const glm::dvec3 unclamped = storeEnergy(bake::bakeStore(scene, options).store);
+  options.geometryClamp = clamp;
+  options.biasCompensation = true;
+  const glm::dvec3 compensated = storeEnergy(bake::bakeStore(scene, options).store);
+  for (int c = 0; c < 3; ++c) {
+    const double deficit = unclamped[c] - clamped[c];
+    const double added = compensated[c] - clamped[c];
+    INFO("channel " << c << ": clamped " << clamped[c] << ", unclamped " << unclamped[c] << ", compensated "
+                    << compensated[c] << "; deficit " << deficit / unclamped[c] * 100 << "%, added "
+                    << added / deficit * 100 << "% of it");
+    REQUIRE(deficit > 0.005 * unclamped[c]);  // the clamp did remove something here
+    CHECK(added >= 0.8 * deficit);
+    CHECK(added <= 1.2 * deficit);
+  }
+}
+
+TEST_CASE("a compensated store records it, and is refused by merge and scaling", "[ibrr][gpu][bias]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions options;
+  options.paths = 16;
+  options.ldcResolution = 32;
+  options.hemicubeResolution = 32;
+  options.indirectHemicubeResolution = 16;
+  options.biasRays = 8;
+  options.biasPasses = 2;
+  const LayeredDepthCube store = bake::bakeStore(scene, options).store;
+  const std::filesystem::path file = test::outputDir("bias_record") / "cornell.ibrr";
+  saveStore(store, file);
+  const LayeredDepthCube reloaded = loadStore(file, scene.fingerprint());
+  CHECK(reloaded.biasCompensationRays() == 8);
+  CHECK(reloaded.biasCompensationPasses() == 2);
+  CHECK_THROWS_WITH(merge(store, store), Catch::Contains("bias compensation"));
+  CHECK_THROWS_WITH(scaleRadiosity(store, 2.0f), Catch::Contains("bias compensation"));
+  options.biasCompensation = false;
+  CHECK(bake::bakeStore(scene, options).store.biasCompensationRays() == 0);
+  options.biasRays = 0;
+  CHECK_THROWS_WITH(bake::validateBakeOptions(options), Catch::Contains("--bias-rays"));
+}
+
+TEST_CASE("furnace at the default clamp: the compensation adds back what the clamp removed", "[ibrr][gpu][bias]") {
+  test::glContext();
+  // Every surface of the closed box emits L_e = 1 and reflects a = 0.5: the radiance is 2 everywhere. The clamp
+  // darkens the box's edges and corners; the compensation must add back at least 80% of what the unclamped
+  // bake of the same paths has more, and come within 1.5% of 2. (Measured at 1,024 paths: clamped 1.957,
+  // compensated 1.972, unclamped 1.970: the 1.4% that remains is there without any clamp, see
+  // docs/bias_compensation.md.)
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
+  bake::BakeOptions options;  // the defaults (automatic clamp, compensation on), fewer paths
+  options.paths = 1024;
+  options.maxBounces = 40;  // a^40 ≈ 1e-12: no light lost to the path length
+  const gpu::SceneRenderer renderer(scene);
+  display::GBuffer gbuffer(64, 64);
+  gbuffer.render(renderer, scene, scene.camera(""));
+  auto meanRadiance = [&](const bake::BakeOptions& bakeOptions) {
+    display::GpuReconstructor reconstructor(bake::bakeStore(scene, bakeOptions).store);
+    const display::Reconstruction result = reconstructor.reconstruct(gbuffer, {});
+    REQUIRE(result.holePixels == 0);
+    double sum = 0.0;
+    for (const glm::vec3& pixel : result.radiance.pixels) sum += double(pixel.g);
+    return sum / double(result.radiance.pixels.size());
+  };
+  const double compensated = meanRadiance(options);
+  options.geometryClamp = bake::geometryClampFor(scene, options);
+  options.biasCompensation = false;
+  const double clamped = meanRadiance(options);
+  options.geometryClamp = 0.0f;
+  const double unclamped = meanRadiance(options);
+  INFO("mean radiance: clamped " << clamped << ", compensated " << compensated << ", unclamped " << unclamped);
+  CHECK(compensated - clamped >= 0.8 * (unclamped - clamped));
+  CHECK(compensated == Approx(2.0).epsilon(0.015));
+}
