@@ -4,6 +4,7 @@
 #include "bake/bake.hpp"
 #include "display/gbuffer.hpp"
 #include "display/ibrr_reconstruction.hpp"
+#include "display/keller.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/octahedral.hpp"
 #include "ibrr/store_file.hpp"
@@ -206,4 +207,61 @@ TEST_CASE("furnace at the default clamp: the compensation adds back what the cla
   INFO("mean radiance: clamped " << clamped << ", compensated " << compensated << ", unclamped " << unclamped);
   CHECK(compensated - clamped >= 0.8 * (unclamped - clamped));
   CHECK(compensated == Approx(2.0).epsilon(0.015));
+}
+
+TEST_CASE("Keller compensated per pixel gives π·L·F under a rectangle light, as the store does", "[ibrr][gpu][bias]") {
+  test::glContext();
+  // The plane under the light, seen from between them (z = 0.5, looking down): L = ρ·L_light·F(p) at every
+  // pixel (ρ/π times the irradiance π·L_light·F). Keller's clamped frame is far too dark; compensated per pixel
+  // (bake/bias_compensation.hpp, compensateKellerPixels) the image mean must come within 3%.
+  const rays::test::PlaneUnderLight setup;
+  scene::Scene scene = rays::test::makePlaneUnderLight(setup);
+  scene::Camera camera;
+  camera.name = "down";
+  camera.eye = {0.0f, 0.0f, 0.5f};
+  camera.target = {0.0f, 0.0f, 0.0f};
+  camera.up = {0.0f, 1.0f, 0.0f};
+  camera.verticalFovDegrees = 60.0f;
+  scene.cameras.insert(scene.cameras.begin(), camera);
+  bake::BakeOptions options = directLightBake();
+  options.paths = 512;
+  const gpu::SceneRenderer renderer(scene);
+  display::GBuffer gbuffer(32, 32);
+  gbuffer.render(renderer, scene, camera);
+  const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
+  const display::KellerResult compensated = display::renderKeller(scene, renderer, gbuffer, vpls, options);
+  CHECK(compensated.compensationRays > 0);
+  options.biasCompensation = false;
+  options.geometryClamp = bake::geometryClampFor(scene, {});  // the same clamp, without the compensation
+  const display::KellerResult clamped = display::renderKeller(scene, renderer, gbuffer, vpls, options);
+  const std::vector<glm::vec4> positions = gbuffer.readRaw(display::GBufferChannel::Position);
+  double expected = 0.0, before = 0.0, after = 0.0;
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    REQUIRE(positions[i].w > 0.5f);
+    expected += setup.albedo.r * setup.radiance.r * rays::test::formFactor(setup, positions[i].x, positions[i].y);
+    before += clamped.radiance.pixels[i].r;
+    after += compensated.radiance.pixels[i].r;
+  }
+  INFO("image mean: expected " << expected / 1024 << ", clamped " << before / 1024 << ", compensated " << after / 1024);
+  CHECK(before < 0.8 * expected);
+  CHECK(after == Approx(expected).epsilon(0.03));
+}
+
+TEST_CASE("ibrr bake shows the compensation pass, and ibrr info reads it back from the store", "[ibrr][gpu][bias][cli]") {
+  const std::filesystem::path folder = test::outputDir("bias_cli");
+  const std::string store = (folder / "cornell.ibrr").string();
+  const test::CommandResult baked =
+      test::runIbrr({"bake", "cornell", "--paths", "8", "--ldc", "32", "--hemicube", "16", "--indirect-hemicube", "8",
+                     "--bias-rays", "4", "--bias-passes", "1", "-o", store});
+  REQUIRE(baked.exitCode == 0);
+  CHECK_THAT(baked.out, Catch::Contains("bias compensation") && Catch::Contains("4 rays per layer, 1 pass"));
+  const test::CommandResult info = test::runIbrr({"info", store});
+  REQUIRE(info.exitCode == 0);
+  CHECK_THAT(info.out, Catch::Contains("compensated: 4 rays per layer, 1 pass"));
+  const test::CommandResult refused = test::runIbrr({"bake", "cornell", "--bias-compensation", "maybe", "-o", store});
+  CHECK(refused.exitCode != 0);
+  CHECK_THAT(refused.err, Catch::Contains("--bias-compensation"));
+  const test::CommandResult zero = test::runIbrr({"bake", "cornell", "--bias-rays", "0", "-o", store});
+  CHECK(zero.exitCode != 0);
+  CHECK_THAT(zero.err, Catch::Contains("--bias-rays"));
 }

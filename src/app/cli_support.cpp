@@ -67,14 +67,19 @@ void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
       ->capture_default_str();
 }
 
-void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
+void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const std::string& help) {
   command
       .add_option_function<std::string>(
-          "--bias-compensation", [&b](const std::string& value) { b.biasCompensation = value == "on"; },
-          "on: after the warp, add to every layer the light the clamp removed there (Kollig & Keller 2004), "
-          "traced from the layer with Embree; off: the clamped store")
+          "--bias-compensation", [&b](const std::string& value) { b.biasCompensation = value == "on"; }, help)
       ->check(CLI::IsMember({"on", "off"}))
       ->default_str("on");
+}
+
+void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
+  addBiasCompensationSwitch(command, b,
+                            "on: after the warp, add to every layer the light the clamp removed there (Kollig & "
+                            "Keller 2004), traced from the layer with Embree, and clamp at twice the distance; off: "
+                            "the clamped store");
   command
       .add_option("--bias-rays", b.biasRays,
                   "bias compensation: points per layer, each with one cosine ray and one light sample")

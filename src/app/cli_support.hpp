@@ -27,6 +27,8 @@ const CLI::Validator& finiteNumber();
 void addLightPathOptions(CLI::App& command, bake::BakeOptions& options);
 // --bias-compensation on|off, --bias-rays, --bias-passes (bake/bias_compensation.hpp).
 void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b);
+// --bias-compensation on|off alone, with its help text (render --method keller).
+void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const std::string& help);
 
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);

@@ -30,6 +30,11 @@ void printStoreInfo(const std::filesystem::path& path) {
   std::printf("layers     %llu, %.2f per occupied pixel (at most %u), %llu of %llu pixels occupied\n",
               static_cast<unsigned long long>(stats.layerCount), stats.layersPerOccupiedPixel, stats.maxLayersPerPixel,
               static_cast<unsigned long long>(stats.occupiedPixels), static_cast<unsigned long long>(stats.pixelCount));
+  if (store.biasCompensationRays() > 0)
+    std::printf("bias       compensated: %u rays per layer, %u pass%s\n", store.biasCompensationRays(),
+                store.biasCompensationPasses(), store.biasCompensationPasses() == 1 ? "" : "es");
+  else
+    std::printf("bias       clamped, not compensated\n");
   std::printf("size       %.2f MiB (%.1f bytes per layer with the offsets)\n",
               double(stats.totalBytes) / (1024.0 * 1024.0), stats.bytesPerLayerAll);
   std::printf("fingerprint %016llx (the scene it was baked for)\n",

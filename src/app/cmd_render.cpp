@@ -279,6 +279,9 @@ void addRenderCommand(CLI::App& app) {
   command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
   command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
   addLightPathOptions(*command, options->vplOptions);
+  addBiasCompensationSwitch(*command, options->vplOptions,
+                            "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
+                            "and clamps at the bake's compensated distance; off: the clamped frame");
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str()
       ->check(finiteNumber());

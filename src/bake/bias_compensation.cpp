@@ -22,12 +22,12 @@ namespace {
 
 constexpr std::uint32_t kCompensationStream = 0x42434d50U;  // "BCMP"
 
-// What every layer's estimate reads: the scene, its lights, the store H(y) comes from, and the clamp.
+// H_miss at one surface point x: what it reads (the scene, its lights, where H(y) comes from, the clamp) and
+// the two estimators of the header.
 struct Estimator {
   const rays::EmbreeScene& embree;
   const rays::LightSet& lights;
-  const LayeredDepthCube& lookupStore;  // H(y): the clamped store, or the previous pass's result
-  RetrievalFilter lookup;
+  const IrradianceSource& irradianceAt;  // H(y)
   float clamp;     // b, 1/area in scene units
   float maxRange;  // r_max = 1/√(π b): no point farther away has g > b
 
@@ -36,29 +36,6 @@ struct Estimator {
     if (!(cosX > 0.0f && cosY > 0.0f && distanceSquared > 0.0f)) return 0.0f;
     const float g = cosX * cosY / (glm::pi<float>() * distanceSquared);
     return g > clamp ? 1.0f - clamp / g : 0.0f;
-  }
-
-  // The surface point a layer stands for at the jittered point `onPlane`: the first surface a probe ray
-  // finds within ε_d of the plane along its normal, if it faces the same way (within ε_n) as the layer.
-  std::optional<rays::SurfacePoint> surfaceUnder(const glm::vec3& onPlane, const glm::vec3& planeNormal, float d,
-                                                 std::uint64_t& rays) const {
-    const LdcParams& params = lookupStore.params();
-    const float reach = params.epsDistance;
-    rays::Ray probe;
-    probe.origin = onPlane + reach * planeNormal;
-    probe.direction = -planeNormal;
-    probe.tFar = 2.0f * reach;
-    ++rays;
-    const rays::Hit hit = embree.intersect(probe);
-    if (!hit.valid()) return std::nullopt;
-    rays::SurfacePoint point = embree.surface(probe, hit);
-    if (!point.frontFacing) {  // the layer is the back side's: work with that side's normals
-      point.geometricNormal = -point.geometricNormal;
-      point.shadingNormal = -point.shadingNormal;
-    }
-    if (glm::dot(point.shadingNormal, planeNormal) <= 1.0f - params.epsNormal) return std::nullopt;
-    if (std::fabs(glm::dot(point.position, planeNormal) - d) >= params.epsDistance) return std::nullopt;
-    return point;
   }
 
   // MIS weight of the cosine ray against the light sample for the same emitter point (power heuristic).
@@ -71,7 +48,8 @@ struct Estimator {
   }
 
   // One cosine-distributed ray from x: M(y)·max(0, 1 − b/g), the emission MIS-weighted.
-  glm::vec3 cosineSample(const rays::SurfacePoint& x, const glm::vec2& u, std::uint64_t& rays) const {
+  glm::vec3 cosineSample(const rays::SurfacePoint& x, const glm::vec2& u, rays::SampleStream& samples,
+                         std::uint64_t& rays) const {
     const glm::vec3 direction = rays::Frame(x.shadingNormal).toWorld(rays::squareToCosineHemisphere(u));
     if (glm::dot(direction, x.geometricNormal) <= 0.0f) return glm::vec3(0.0f);
     rays::Ray ray;
@@ -89,8 +67,9 @@ struct Estimator {
     const float r2 = hit.t * hit.t;
     const float fraction = clampedFraction(cosX, cosY, r2);
     if (fraction <= 0.0f) return glm::vec3(0.0f);
-    const glm::vec3 irradianceY = lookupStore.radiosity(y.position, normalY, lookup).value_or(glm::vec3(0.0f));
-    glm::vec3 radiosityY = y.albedo * irradianceY;  // M(y) = π·L_e + ρ·H
+    glm::vec3 radiosityY(0.0f);  // M(y) = π·L_e + ρ·H
+    if (glm::any(glm::greaterThan(y.albedo, glm::vec3(0.0f))))
+      radiosityY = y.albedo * irradianceAt(y.position, normalY, samples, rays);
     if (y.frontFacing && glm::any(glm::greaterThan(y.emission, glm::vec3(0.0f))))
       radiosityY += glm::pi<float>() * y.emission * emitterWeight(hit, cosX, -glm::dot(y.geometricNormal, direction), r2);
     return radiosityY * fraction;
@@ -168,46 +147,76 @@ struct Estimator {
     return embree.occluded(shadow) ? glm::vec3(0.0f) : value;
   }
 
-  // H_miss of one layer (global pixel `pixel`, index `layerIndex` in the store), and whether any of its
-  // jittered points found the surface.
-  glm::vec3 layerEstimate(std::uint32_t pixel, std::uint32_t layerIndex, const BiasCompensationOptions& options,
-                          std::uint64_t& rays, bool& foundSurface) const {
-    const LdcFrame& frame = lookupStore.frame();
-    const PackedLayer& layer = lookupStore.layers()[layerIndex];
-    const glm::vec3 planeNormal = octDecode(layer.normal);
-    const int ldi = int(pixel / frame.pixelsPerLdi());
-    const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
-    const int i = int(inLdi % std::uint32_t(frame.resolution()));
-    const int j = int(inLdi / std::uint32_t(frame.resolution()));
-    const int u = ldiAxisU(ldi);
-    const int v = ldiAxisV(ldi);
-    const std::uint32_t stream = rays::hashCombine(rays::hashCombine(kCompensationStream, options.seed), layerIndex);
-    glm::vec3 sum(0.0f);
-    std::uint32_t found = 0;
-    for (std::uint32_t k = 0; k < options.raysPerLayer; ++k) {
-      rays::SampleStream samples(stream, k);
-      const glm::vec2 jitter = samples.next2D();
-      glm::vec3 onPlane(0.0f);
-      onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
-      onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
-      onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
-      const std::optional<rays::SurfacePoint> x = surfaceUnder(onPlane, planeNormal, layer.d, rays);
-      if (!x) continue;
-      ++found;
-      const glm::vec2 uDirection = samples.next2D();
-      const glm::vec2 uLight = samples.next2D();
-      const glm::vec2 uPoint = samples.next2D();
-      sum += cosineSample(*x, uDirection, rays) + lightSample(*x, uLight, uPoint, rays);
-    }
-    foundSurface = found > 0;
-    return found > 0 ? sum / float(found) : glm::vec3(0.0f);
+  // H_miss at x from one cosine ray and one light sample, each drawing from `samples`.
+  glm::vec3 missingAt(const rays::SurfacePoint& x, rays::SampleStream& samples, std::uint64_t& rays) const {
+    const glm::vec2 uDirection = samples.next2D();
+    const glm::vec2 uLight = samples.next2D();
+    const glm::vec2 uPoint = samples.next2D();
+    return cosineSample(x, uDirection, samples, rays) + lightSample(x, uLight, uPoint, rays);
   }
 };
 
-// One pass: H_miss of every layer, with H(y) read from `lookupStore`.
-std::vector<glm::vec3> compensationPass(const Estimator& estimator, const BiasCompensationOptions& options,
-                                        BiasCompensationStats& stats, const std::function<void(std::uint64_t)>& advance) {
-  const LayeredDepthCube& store = estimator.lookupStore;
+// The surface point a layer stands for at the jittered point `onPlane`: the first surface a probe ray finds
+// within ε_d of the plane along its normal, if it faces the same way (within ε_n) as the layer.
+std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const LdcParams& params,
+                                               const glm::vec3& onPlane, const glm::vec3& planeNormal, float d,
+                                               std::uint64_t& rays) {
+  const float reach = params.epsDistance;
+  rays::Ray probe;
+  probe.origin = onPlane + reach * planeNormal;
+  probe.direction = -planeNormal;
+  probe.tFar = 2.0f * reach;
+  ++rays;
+  const rays::Hit hit = embree.intersect(probe);
+  if (!hit.valid()) return std::nullopt;
+  rays::SurfacePoint point = embree.surface(probe, hit);
+  if (!point.frontFacing) {  // the layer is the back side's: work with that side's normals
+    point.geometricNormal = -point.geometricNormal;
+    point.shadingNormal = -point.shadingNormal;
+  }
+  if (glm::dot(point.shadingNormal, planeNormal) <= 1.0f - params.epsNormal) return std::nullopt;
+  if (std::fabs(glm::dot(point.position, planeNormal) - d) >= params.epsDistance) return std::nullopt;
+  return point;
+}
+
+// H_miss of one layer of `store` (global pixel `pixel`, index `layerIndex`): the mean over the jittered points
+// that found the layer's surface; `foundSurface` false when none did.
+glm::vec3 layerEstimate(const Estimator& estimator, const LayeredDepthCube& store, std::uint32_t pixel,
+                        std::uint32_t layerIndex, const BiasCompensationOptions& options, std::uint64_t& rays,
+                        bool& foundSurface) {
+  const LdcFrame& frame = store.frame();
+  const PackedLayer& layer = store.layers()[layerIndex];
+  const glm::vec3 planeNormal = octDecode(layer.normal);
+  const int ldi = int(pixel / frame.pixelsPerLdi());
+  const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
+  const int i = int(inLdi % std::uint32_t(frame.resolution()));
+  const int j = int(inLdi / std::uint32_t(frame.resolution()));
+  const int u = ldiAxisU(ldi);
+  const int v = ldiAxisV(ldi);
+  const std::uint32_t stream = rays::hashCombine(rays::hashCombine(kCompensationStream, options.seed), layerIndex);
+  glm::vec3 sum(0.0f);
+  std::uint32_t found = 0;
+  for (std::uint32_t k = 0; k < options.raysPerLayer; ++k) {
+    rays::SampleStream samples(stream, k);
+    const glm::vec2 jitter = samples.next2D();
+    glm::vec3 onPlane(0.0f);
+    onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
+    onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
+    onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
+    const std::optional<rays::SurfacePoint> x =
+        surfaceUnder(estimator.embree, store.params(), onPlane, planeNormal, layer.d, rays);
+    if (!x) continue;
+    ++found;
+    sum += estimator.missingAt(*x, samples, rays);
+  }
+  foundSurface = found > 0;
+  return found > 0 ? sum / float(found) : glm::vec3(0.0f);
+}
+
+// One pass: H_miss of every layer of `store`, with H(y) read from it.
+std::vector<glm::vec3> compensationPass(const Estimator& estimator, const LayeredDepthCube& store,
+                                        const BiasCompensationOptions& options, BiasCompensationStats& stats,
+                                        const std::function<void(std::uint64_t)>& advance) {
   std::vector<glm::vec3> missing(store.layers().size(), glm::vec3(0.0f));
   tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
   std::atomic<std::uint64_t> withoutSurface{0};
@@ -220,7 +229,7 @@ std::vector<glm::vec3> compensationPass(const Estimator& estimator, const BiasCo
                       for (std::uint32_t pixel = range.begin(); pixel != range.end(); ++pixel)
                         for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k, ++done) {
                           bool found = false;
-                          missing[k] = estimator.layerEstimate(pixel, k, options, localRays, found);
+                          missing[k] = layerEstimate(estimator, store, pixel, k, options, localRays, found);
                           if (!found) withoutSurface.fetch_add(1, std::memory_order_relaxed);
                         }
                       if (done > 0) advance(done);
@@ -243,7 +252,76 @@ LayeredDepthCube withAdded(const LayeredDepthCube& store, const std::vector<glm:
                           std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
 }
 
+// Keller's clamped VPL sum at y, Σ_v Φ_v·min(g_v, b)·V(v, y), estimated from `count` VPLs: one uniformly in
+// each of `count` equal strata of the set, each weighted by the stratum's size.
+glm::vec3 clampedVplIrradiance(const rays::VplSet& vpls, const rays::EmbreeScene& embree, float clamp,
+                               std::uint32_t count, const glm::vec3& position, const glm::vec3& normal,
+                               rays::SampleStream& samples, std::uint64_t& rays) {
+  const std::size_t total = vpls.vpls.size();
+  if (total == 0) return glm::vec3(0.0f);
+  const std::size_t used = std::min<std::size_t>(count, total);
+  const double stratum = double(total) / double(used);
+  const float offset = samples.next1D();
+  glm::vec3 sum(0.0f);
+  for (std::size_t s = 0; s < used; ++s) {
+    const std::size_t index = std::min(total - 1, std::size_t((double(s) + offset) * stratum));
+    const rays::Vpl& vpl = vpls.vpls[index];
+    const glm::vec3 unclamped = rays::vplIrradiance(vpl, embree.scene(), position, normal);  // Φ·g
+    const glm::vec3 clamped = glm::min(unclamped, vpl.power * clamp);
+    if (!glm::any(glm::greaterThan(clamped, glm::vec3(0.0f)))) continue;
+    rays::Ray shadow;
+    shadow.origin = position + embree.epsilon() * normal;
+    const glm::vec3 end = vpl.position + embree.epsilon() * vpl.normal;
+    const glm::vec3 d = end - shadow.origin;
+    const float distance = glm::length(d);
+    if (!(distance > 0.0f)) continue;
+    shadow.direction = d / distance;
+    shadow.tFar = distance * (1.0f - 1e-5f);
+    ++rays;
+    if (!embree.occluded(shadow)) sum += clamped;
+  }
+  return sum * float(stratum);
+}
+
 }  // namespace
+
+std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positions, std::span<const glm::vec4> normals,
+                                              const rays::VplSet& vpls, const rays::EmbreeScene& embree,
+                                              const rays::LightSet& lights, float geometryClamp,
+                                              std::uint32_t samplesPerPixel, std::uint32_t vplSamples,
+                                              std::uint64_t& rayCount) {
+  if (!(geometryClamp > 0.0f) || samplesPerPixel == 0 || vplSamples == 0)
+    throw Error("Keller's bias compensation needs a positive clamp, samples per pixel and VPL samples");
+  const IrradianceSource fromVpls = [&](const glm::vec3& p, const glm::vec3& n, rays::SampleStream& samples,
+                                        std::uint64_t& rays) {
+    return clampedVplIrradiance(vpls, embree, geometryClamp, vplSamples, p, n, samples, rays);
+  };
+  const Estimator estimator{embree, lights, fromVpls, geometryClamp, 1.0f / std::sqrt(glm::pi<float>() * geometryClamp)};
+  std::vector<glm::vec3> missing(positions.size(), glm::vec3(0.0f));
+  tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, positions.size(), 64), [&](const tbb::blocked_range<std::size_t>& range) {
+    if (interruptRequested()) return;
+    std::uint64_t& localRays = rays.local();
+    for (std::size_t pixel = range.begin(); pixel != range.end(); ++pixel) {
+      if (positions[pixel].w < 0.5f) continue;
+      rays::SurfacePoint x;
+      x.position = glm::vec3(positions[pixel]);
+      x.shadingNormal = glm::normalize(glm::vec3(normals[pixel]));
+      x.geometricNormal = x.shadingNormal;
+      x.frontFacing = true;
+      const std::uint32_t stream = rays::hashCombine(kCompensationStream ^ 0x4b454c4cU, std::uint32_t(pixel));
+      glm::vec3 sum(0.0f);
+      for (std::uint32_t k = 0; k < samplesPerPixel; ++k) {
+        rays::SampleStream samples(stream, k);
+        sum += estimator.missingAt(x, samples, localRays);
+      }
+      missing[pixel] = sum / float(samplesPerPixel);
+    }
+  });
+  throwIfInterrupted();
+  rayCount += rays.combine(std::plus<>());
+  return missing;
+}
 
 LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
                                      const rays::LightSet& lights, float geometryClamp,
@@ -266,8 +344,12 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
   const float maxRange = 1.0f / std::sqrt(glm::pi<float>() * geometryClamp);
   LayeredDepthCube current = store;
   for (std::uint32_t pass = 0; pass < options.passes; ++pass) {
-    const Estimator estimator{embree, lights, current, options.lookup, geometryClamp, maxRange};
-    const std::vector<glm::vec3> missing = compensationPass(estimator, options, stats, advance);
+    const IrradianceSource fromStore = [&current, &options](const glm::vec3& p, const glm::vec3& n,
+                                                            rays::SampleStream&, std::uint64_t&) {
+      return current.radiosity(p, n, options.lookup).value_or(glm::vec3(0.0f));
+    };
+    const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange};
+    const std::vector<glm::vec3> missing = compensationPass(estimator, current, options, stats, advance);
     current = withAdded(store, missing);
   }
   current.setBiasCompensation(options.raysPerLayer, options.passes);

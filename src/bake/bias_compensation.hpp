@@ -31,9 +31,13 @@
 #include "ibrr/ldc.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/light_set.hpp"
+#include "rays/sampler.hpp"
+#include "rays/vpl.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <span>
+#include <vector>
 
 namespace ibrr::bake {
 
@@ -50,6 +54,11 @@ struct BiasCompensationStats {
   double seconds = 0.0;
 };
 
+// Where M(y)'s reflected part comes from: the irradiance H(y) at surface point y, `normal` the side facing x
+// (the store's layers, or Keller's clamped VPL sum). May draw numbers from `samples` and count its rays.
+using IrradianceSource = std::function<glm::vec3(const glm::vec3& position, const glm::vec3& normal,
+                                                 rays::SampleStream& samples, std::uint64_t& rays)>;
+
 // Called with (layers done, layers total) over all passes; on the calling thread or a TBB worker.
 using BiasCompensationProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
@@ -59,5 +68,17 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
                                      const rays::LightSet& lights, float geometryClamp,
                                      const BiasCompensationOptions& options, BiasCompensationStats& stats,
                                      const BiasCompensationProgress& progress = {});
+
+// Keller's instant radiosity compensated per pixel, as the store is per layer (one pass): H_miss at each camera
+// pixel's surface point (G-buffer position, normal facing the camera; coverage in position.w), with H(y) the
+// same clamped VPL sum Keller's frame computes, Σ_v Φ_v·min(g_v, b)·V, estimated from `vplSamples` VPLs
+// chosen stratified over the whole set (each hit a fresh subset) and Embree visibility. `samplesPerPixel`
+// cosine rays and light samples per pixel. Returns H_miss per pixel (zero where nothing was drawn).
+// Deterministic per pixel. Throws ibrr::Interrupted on Ctrl-C.
+std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positions, std::span<const glm::vec4> normals,
+                                              const rays::VplSet& vpls, const rays::EmbreeScene& embree,
+                                              const rays::LightSet& lights, float geometryClamp,
+                                              std::uint32_t samplesPerPixel, std::uint32_t vplSamples,
+                                              std::uint64_t& rayCount);
 
 }  // namespace ibrr::bake

@@ -155,8 +155,10 @@ MethodResult runIbrrBake(const MethodContext& context, bool biasCompensation) {
 // ---------------------------------------------------------------------------------------------
 // Keller's instant radiosity: no precomputation, every frame shades all VPLs with shadow maps.
 
-MethodResult runKeller(const MethodContext& context) {
+// Keller's frame on IBRR's VPLs, with the per-pixel bias compensation (the default) or not ("keller-clamped").
+MethodResult runKellerFrame(const MethodContext& context, bool biasCompensation) {
   bake::BakeOptions vplOptions = ibrrBakeOptions(context.options);  // the same VPLs as IBRR's bake
+  vplOptions.biasCompensation = biasCompensation;
   vplOptions.timeBudgetSeconds = 0.0;
   // Keller's frame costs a shadow map per VPL: on a CPU rasteriser the preview uses a quarter of
   // IBRR's paths (the first quarter of the same VPLs).
@@ -165,14 +167,15 @@ MethodResult runKeller(const MethodContext& context) {
   display::RenderSettings settings;
   settings.vplOptions = vplOptions;
   MethodResult result;
-  result.method = "keller";
+  result.method = biasCompensation ? "keller" : "keller-clamped";
   result.bytesWhat = "VPL list";
   result.bytes = bake::generateBakeVpls(context.scene, vplOptions).vpls.size() * sizeof(rays::Vpl);
   result.settingsJson = jsonText(bakeSettingsJson(vplOptions));
   result.summary = std::to_string(vplOptions.paths) + " paths, the same VPLs and clamp as IBRR's first " +
                    std::to_string(vplOptions.paths) + " paths, shadow hemicubes H = " +
                    std::to_string(vplOptions.hemicubeResolution) + " / h = " +
-                   std::to_string(vplOptions.indirectHemicubeResolution);
+                   std::to_string(vplOptions.indirectHemicubeResolution) +
+                   (biasCompensation ? ", bias compensated per pixel" : ", clamped, no bias compensation");
   for (std::size_t c = 0; c < context.cameras.size(); ++c)
     result.cameras.push_back(renderCamera(context, c, method, settings, /*warmUp=*/false));
   // Its whole cost is per frame: the curve's one point is the first camera's frame time.
@@ -499,7 +502,12 @@ constexpr std::array kRunners{
                  [](const MethodContext& context) { return runIbrrBake(context, true); }},
     MethodRunner{"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
                  [](const MethodContext& context) { return runIbrrBake(context, false); }},
-    MethodRunner{"keller", "instant radiosity: every VPL shaded per frame with a shadow hemicube", runKeller},
+    MethodRunner{"keller",
+                 "instant radiosity: every VPL shaded per frame with a shadow hemicube, the clamp's bias "
+                 "compensated per pixel",
+                 [](const MethodContext& context) { return runKellerFrame(context, true); }},
+    MethodRunner{"keller-clamped", "the same Keller frame without the bias compensation",
+                 [](const MethodContext& context) { return runKellerFrame(context, false); }},
     MethodRunner{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", runGather},
     MethodRunner{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",
                  runProgressive},

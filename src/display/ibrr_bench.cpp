@@ -186,6 +186,9 @@ void benchDisplay(const scene::Scene& scene, bool quick, std::ostream& out) {
     bake::BakeOptions options;
     options.paths = std::max(1u, std::uint32_t(1000.0 / vplsPerPath + 0.5));
     options.hemicubeResolution = options.indirectHemicubeResolution = 64;
+    // The GPU frame alone, as the IBRR frame it is compared with; the per-pixel bias compensation (CPU)
+    // would add its own seconds (docs/bias_compensation.md).
+    options.biasCompensation = false;
     const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
     const gpu::SceneRenderer renderer(scene);
     GBuffer gbuffer(width, height);

@@ -1,12 +1,36 @@
 #include "display/keller.hpp"
 
+#include "bake/bias_compensation.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
 #include "util/stopwatch.hpp"
 
+#include <glm/gtc/constants.hpp>
 #include <glm/gtc/type_ptr.hpp>
 
 namespace ibrr::display {
+namespace {
+
+// Adds ρ/π·H_miss to every pixel (bake/bias_compensation.hpp, compensateKellerPixels): the light the clamp took
+// from this frame, as the store's compensation adds it to IBRR's layers.
+void addBiasCompensation(const scene::Scene& scene, const GBuffer& gbuffer, const rays::VplSet& vpls, float clamp,
+                         KellerResult& result) {
+  const Stopwatch stopwatch;
+  const rays::EmbreeScene embree(scene);
+  const rays::LightSet lights(scene, "Keller's bias compensation");
+  const std::vector<glm::vec4> positions = gbuffer.readRaw(GBufferChannel::Position);
+  const std::vector<glm::vec4> normals = gbuffer.readRaw(GBufferChannel::Normal);
+  const std::vector<glm::vec4> albedo = gbuffer.readRaw(GBufferChannel::Albedo);
+  const std::vector<glm::vec3> missing = bake::compensateKellerPixels(
+      positions, normals, vpls, embree, lights, clamp, kKellerBiasSamplesPerPixel, kKellerBiasVplSamples,
+      result.compensationRays);
+  for (std::size_t i = 0; i < missing.size(); ++i)
+    result.radiance.pixels[i] += glm::vec3(albedo[i]) * missing[i] * glm::one_over_pi<float>();
+  result.compensationSeconds = stopwatch.seconds();
+  result.seconds += result.compensationSeconds;
+}
+
+}  // namespace
 
 KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& renderer, const GBuffer& gbuffer,
                           const rays::VplSet& vpls, const bake::BakeOptions& options) {
@@ -21,9 +45,8 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   glCopyImageSubData(gbuffer.texture(GBufferChannel::Emission), GL_TEXTURE_2D, 0, 0, 0, 0, accumulation.id(),
                      GL_TEXTURE_2D, 0, 0, 0, 0, gbuffer.width(), gbuffer.height(), 1);
   const GLuint id = program.id();
-  bake::BakeOptions clampOptions = options;
-  clampOptions.biasCompensation = false;  // Keller's frame has no compensation: the uncompensated automatic clamp
-  glProgramUniform1f(id, 5, bake::geometryClampFor(scene, clampOptions));
+  const float clamp = bake::geometryClampFor(scene, options);
+  glProgramUniform1f(id, 5, clamp);
   glProgramUniform1f(id, 9, hemicubes.surfaceOffset() * 2.0f);
   bake::HemicubeCapture capture;
   for (const rays::Vpl& vpl : vpls.vpls) {
@@ -62,6 +85,7 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   result.radiance = Image(gbuffer.width(), gbuffer.height());
   for (std::size_t i = 0; i < texels.size(); ++i) result.radiance.pixels[i] = glm::vec3(texels[i]);
   gpu::checkGlError("the Keller pass");
+  if (options.biasCompensation && clamp > 0.0f) addBiasCompensation(scene, gbuffer, vpls, clamp, result);
   return result;
 }
 

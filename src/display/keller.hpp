@@ -10,13 +10,21 @@
 
 namespace ibrr::display {
 
+// Keller's bias compensation per pixel (options.biasCompensation; bake/bias_compensation.hpp): cosine rays and
+// light samples per pixel, and the VPLs that estimate the clamped VPL sum at each point they reach.
+inline constexpr std::uint32_t kKellerBiasSamplesPerPixel = 8;
+inline constexpr std::uint32_t kKellerBiasVplSamples = 64;
+
 struct KellerResult {
   Image radiance;
   std::size_t vplCount = 0;
-  double seconds = 0.0;  // VPL shadow maps + accumulation, without the G-buffer and light paths
+  double seconds = 0.0;  // VPL shadow maps + accumulation (+ compensation), without the G-buffer and light paths
+  double compensationSeconds = 0.0;  // of which the bias compensation (CPU, Embree)
+  std::uint64_t compensationRays = 0;
 };
 
-// Renders L = L_e + ρ/π·Σ_i Φ_i g_i V_i for every pixel of the G-buffer.
+// Renders L = L_e + ρ/π·Σ_i Φ_i min(g_i, b) V_i for every pixel of the G-buffer, plus ρ/π·H_miss when
+// options.biasCompensation (b: bake::geometryClampFor, the same clamp as the bake's).
 KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& renderer, const GBuffer& gbuffer,
                           const rays::VplSet& vpls, const bake::BakeOptions& options);
 
