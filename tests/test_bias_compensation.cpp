@@ -93,30 +93,50 @@ TEST_CASE("bias compensation restores a rectangle light's near field: the store 
   }
 }
 
-TEST_CASE("bias compensation restores a point light's near field: the store gives I·h/r³", "[ibrr][gpu][bias]") {
+TEST_CASE("bias compensation restores a point or spot light's near field: the store gives I·h/r³",
+          "[ibrr][gpu][bias]") {
   test::glContext();
+  const bool spot = GENERATE(false, true);
+  INFO((spot ? "spot light" : "point light"));
   scene::Scene scene;
   rays::test::addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
-  scene::PointLight light;
-  light.position = {0, 0, 1};
-  light.intensity = glm::vec3(3.0f);
-  scene.pointLights.push_back(light);
+  if (spot) {  // pointing down, every point below inside its full-intensity cone (cosθ > 0.6 within r = 1.33)
+    scene::SpotLight light;
+    light.position = {0, 0, 1};
+    light.direction = {0, 0, -1};
+    light.intensity = glm::vec3(3.0f);
+    light.cosInner = 0.6f;
+    light.cosOuter = 0.5f;
+    scene.spotLights.push_back(light);
+  } else {
+    scene::PointLight light;
+    light.position = {0, 0, 1};
+    light.intensity = glm::vec3(3.0f);
+    scene.pointLights.push_back(light);
+  }
   scene.finalize();
   bake::BakeOptions options = directLightBake();
   options.geometryClamp = bake::geometryClampFor(scene, options);
   const bake::BakeResult compensated = bake::bakeStore(scene, options);
   options.biasCompensation = false;
   const LayeredDepthCube clamped = bake::bakeStore(scene, options).store;
-  // g = cosθ/(4π r²) passes b within r ≈ 1.6 here: the last two points are beyond it.
-  for (const glm::vec2 p : {glm::vec2(0.0f), glm::vec2(0.2f, 0.1f), glm::vec2(-1.0f, 0.8f), glm::vec2(2.5f, 1.0f),
+  // Point: g = cosθ/(4π r²) passes b within r ≈ 1.6; the last two points lie beyond. Spot: Φ is smaller
+  // (the cone), g larger, so all but the last lie within; (2.5, 1) is outside its cone and dark.
+  const float farFrom = spot ? 3.0f : 2.0f;
+  for (const glm::vec2 p : {glm::vec2(0.0f), glm::vec2(0.2f, 0.1f), glm::vec2(-0.7f, 0.6f), glm::vec2(2.5f, 1.0f),
                             glm::vec2(5.0f, 4.0f)}) {
     const double r = std::sqrt(double(glm::dot(p, p)) + 1.0);
-    const double expected = 3.0 / (r * r * r);  // I·cosθ/r², cosθ = h/r, h = 1
+    const bool insideCone = !spot || 1.0 / r >= 0.6;
+    const double expected = insideCone ? 3.0 / (r * r * r) : 0.0;  // I·cosθ/r², cosθ = h/r, h = 1
     const double before = storeIrradiance(clamped, p.x, p.y);
     const double after = storeIrradiance(compensated.store, p.x, p.y);
     INFO("point " << p.x << "," << p.y << ": expected " << expected << ", clamped " << before << ", compensated "
                   << after);
-    checkNearAndFar(glm::length(p) < 2.0f, expected, before, after);
+    if (!insideCone) {
+      CHECK(after == Approx(0.0).margin(1e-6));
+      continue;
+    }
+    checkNearAndFar(glm::length(p) < farFrom, expected, before, after);
   }
 }
 

@@ -75,9 +75,18 @@ struct Estimator {
     return radiosityY * fraction;
   }
 
-  // Φ·(g − b)⁺ per channel for a delta light of power Φ giving the irradiance Φ·g (VPLs at the light itself).
-  static glm::vec3 deltaExcess(const glm::vec3& power, const glm::vec3& irradiance, float clamp) {
-    return glm::max(irradiance - power * clamp, glm::vec3(0.0f));
+  // Φ·(g − b)⁺ per channel, before visibility, for a point or spot light at `position` of power Φ whose VPLs
+  // (all at the light) send x the irradiance Φ·g = I(ω)·cosθx/r²; `intensity(ω)` is I towards the unit ω
+  // from the light to x. 0 when x faces away.
+  template <class Intensity>
+  glm::vec3 deltaLightExcess(const rays::SurfacePoint& x, const glm::vec3& position, const glm::vec3& power,
+                             const Intensity& intensity) const {
+    const glm::vec3 toLight = position - x.position;
+    const float r2 = glm::dot(toLight, toLight);
+    const glm::vec3 omega = toLight / std::sqrt(r2);
+    const float cosX = glm::dot(x.shadingNormal, omega);
+    if (!(cosX > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) return glm::vec3(0.0f);
+    return glm::max(intensity(-omega) * (cosX / r2) - power * clamp, glm::vec3(0.0f));
   }
 
   // One light sample: a light by power, then (emissive triangle) a uniform point on it.
@@ -110,28 +119,20 @@ struct Estimator {
         target += embree.epsilon() * emitter.normal;
         break;
       }
-      case rays::LightKind::Point: {
-        // The bake's point-light VPLs have g = cosθx/(4π r²) and carry Φ = 4π I in all.
+      case rays::LightKind::Point: {  // the bake's VPLs there emit I = Φ/(4π) in every direction
         const scene::PointLight& point = scene.pointLights[local];
         target = point.position;
-        const glm::vec3 toTarget = target - x.position;
-        const float r2 = glm::dot(toTarget, toTarget);
-        const float cosX = glm::dot(x.shadingNormal, toTarget) / std::sqrt(r2);
-        if (!(cosX > 0.0f) || glm::dot(x.geometricNormal, toTarget) <= 0.0f) return glm::vec3(0.0f);
-        value = deltaExcess(4.0f * glm::pi<float>() * point.intensity, point.intensity * (cosX / r2), clamp) / pick;
+        value = deltaLightExcess(x, target, 4.0f * glm::pi<float>() * point.intensity,
+                                 [&](const glm::vec3&) { return point.intensity; }) / pick;
         break;
       }
-      case rays::LightKind::Spot: {
-        // The spot's VPLs emit its profile scaled to carry Φ = spotPower: g = I·profile/Φ · cosθx/r².
+      case rays::LightKind::Spot: {  // the spot's VPLs emit its profile, scaled to carry Φ = spotPower
         const scene::SpotLight& spot = scene.spotLights[local];
         target = spot.position;
-        const glm::vec3 toTarget = target - x.position;
-        const float r2 = glm::dot(toTarget, toTarget);
-        const glm::vec3 omega = toTarget / std::sqrt(r2);
-        const float cosX = glm::dot(x.shadingNormal, omega);
-        const float profile = rays::spotProfile(spot, -glm::dot(glm::normalize(spot.direction), omega));
-        if (!(cosX > 0.0f) || !(profile > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) return glm::vec3(0.0f);
-        value = deltaExcess(rays::spotPower(spot), spot.intensity * (profile * cosX / r2), clamp) / pick;
+        const glm::vec3 axis = glm::normalize(spot.direction);
+        value = deltaLightExcess(x, target, rays::spotPower(spot), [&](const glm::vec3& towardsX) {
+                  return spot.intensity * rays::spotProfile(spot, glm::dot(axis, towardsX));
+                }) / pick;
         break;
       }
     }
