@@ -157,27 +157,27 @@ struct Estimator {
   }
 };
 
-// The surface point a layer stands for at the jittered point `onPlane`: the first surface a probe ray finds
-// within ε_d of the plane along its normal, if it faces the same way (within ε_n) as the layer.
-std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const LdcParams& params,
-                                               const glm::vec3& onPlane, const glm::vec3& planeNormal, float d,
+// The surface under `point`: the first surface a probe ray along −`normal` finds within `reach` on either side
+// of it, with its normals turned to the side `normal` points to, if its shading normal is within
+// n'·n > `minCos` of `normal`.
+std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const glm::vec3& point,
+                                               const glm::vec3& normal, float reach, float minCos,
                                                std::uint64_t& rays) {
-  const float reach = params.epsDistance;
   rays::Ray probe;
-  probe.origin = onPlane + reach * planeNormal;
-  probe.direction = -planeNormal;
+  probe.origin = point + reach * normal;
+  probe.direction = -normal;
   probe.tFar = 2.0f * reach;
   ++rays;
   const rays::Hit hit = embree.intersect(probe);
   if (!hit.valid()) return std::nullopt;
-  rays::SurfacePoint point = embree.surface(probe, hit);
-  if (!point.frontFacing) {  // the layer is the back side's: work with that side's normals
-    point.geometricNormal = -point.geometricNormal;
-    point.shadingNormal = -point.shadingNormal;
+  rays::SurfacePoint surface = embree.surface(probe, hit);
+  if (!surface.frontFacing) {  // the back side's: work with that side's normals
+    surface.geometricNormal = -surface.geometricNormal;
+    surface.shadingNormal = -surface.shadingNormal;
+    surface.frontFacing = true;
   }
-  if (glm::dot(point.shadingNormal, planeNormal) <= 1.0f - params.epsNormal) return std::nullopt;
-  if (std::fabs(glm::dot(point.position, planeNormal) - d) >= params.epsDistance) return std::nullopt;
-  return point;
+  if (glm::dot(surface.shadingNormal, normal) <= minCos) return std::nullopt;
+  return surface;
 }
 
 // H_miss of one layer of `store` (global pixel `pixel`, index `layerIndex`): the mean over the jittered points
@@ -204,9 +204,11 @@ glm::vec3 layerEstimate(const Estimator& estimator, const LayeredDepthCube& stor
     onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
     onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
     onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
+    // The layer's surface: under the jittered point within ε_d, facing the plane's way within ε_n.
+    const LdcParams& params = store.params();
     const std::optional<rays::SurfacePoint> x =
-        surfaceUnder(estimator.embree, store.params(), onPlane, planeNormal, layer.d, rays);
-    if (!x) continue;
+        surfaceUnder(estimator.embree, onPlane, planeNormal, params.epsDistance, 1.0f - params.epsNormal, rays);
+    if (!x || std::fabs(glm::dot(x->position, planeNormal) - layer.d) >= params.epsDistance) continue;
     ++found;
     sum += estimator.missingAt(*x, samples, rays);
   }
@@ -299,17 +301,26 @@ std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positio
   };
   const Estimator estimator{embree, lights, fromVpls, geometryClamp, 1.0f / std::sqrt(glm::pi<float>() * geometryClamp)};
   std::vector<glm::vec3> missing(positions.size(), glm::vec3(0.0f));
+  // Far enough for the G-buffer's float positions, short of any other surface: 1e-4 of the scene's diagonal.
+  const float probeReach = 1e-4f * std::max(embree.scene().bounds().diagonal(), 1e-12f);
   tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, positions.size(), 64), [&](const tbb::blocked_range<std::size_t>& range) {
     if (interruptRequested()) return;
     std::uint64_t& localRays = rays.local();
     for (std::size_t pixel = range.begin(); pixel != range.end(); ++pixel) {
       if (positions[pixel].w < 0.5f) continue;
-      rays::SurfacePoint x;
-      x.position = glm::vec3(positions[pixel]);
-      x.shadingNormal = glm::normalize(glm::vec3(normals[pixel]));
-      x.geometricNormal = x.shadingNormal;
-      x.frontFacing = true;
+      // The G-buffer gives the point and its shading normal; Embree the geometric normal, which keeps the
+      // cosine rays off the pixel's own triangle where the shading normal leans.
+      const glm::vec3 normal = glm::normalize(glm::vec3(normals[pixel]));
+      std::optional<rays::SurfacePoint> found =
+          surfaceUnder(embree, glm::vec3(positions[pixel]), normal, probeReach, 0.0f, localRays);
+      if (!found) {
+        found.emplace();
+        found->position = glm::vec3(positions[pixel]);
+        found->shadingNormal = found->geometricNormal = normal;
+        found->frontFacing = true;
+      }
+      const rays::SurfacePoint& x = *found;
       const std::uint32_t stream = rays::hashCombine(kCompensationStream ^ 0x4b454c4cU, std::uint32_t(pixel));
       glm::vec3 sum(0.0f);
       for (std::uint32_t k = 0; k < samplesPerPixel; ++k) {
