@@ -383,28 +383,6 @@ LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
   return params;
 }
 
-// The store with the clamp's missing light added (bias_compensation.hpp), its time and rays in `stats`.
-LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, float geometryClamp,
-                                const BakeOptions& options, const BakeProgress& progress, BakeStats& stats) {
-  const rays::EmbreeScene embree(scene);
-  const rays::LightSet lights(scene, "bias compensation");
-  BiasCompensationOptions settings;
-  settings.raysPerLayer = options.biasRays;
-  settings.passes = options.biasPasses;
-  settings.seed = options.seed;
-  BiasCompensationStats biasStats;
-  LayeredDepthCube compensated =
-      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats,
-                          [&](std::uint64_t done, std::uint64_t total) {
-                            if (progress) progress(BakePhase::BiasCompensation, done, total);
-                          });
-  stats.biasCompensated = true;
-  stats.biasSeconds = biasStats.seconds;
-  stats.biasRays = biasStats.rays;
-  stats.biasLayersWithoutSurface = biasStats.layersWithoutSurface;
-  return compensated;
-}
-
 }  // namespace
 
 std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& options) {
@@ -479,11 +457,34 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
-  if (options.biasCompensation && geometryClamp > 0.0f) store = compensateBias(scene, store, geometryClamp, options, progress, stats);
+  if (options.biasCompensation && geometryClamp > 0.0f) store = compensateBias(scene, store, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
 }
+
+LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
+                                const BakeProgress& progress, BakeStats& stats) {
+  const float geometryClamp = geometryClampFor(scene, options);
+  const rays::EmbreeScene embree(scene);
+  const rays::LightSet lights(scene, "bias compensation");
+  BiasCompensationOptions settings;
+  settings.raysPerLayer = options.biasRays;
+  settings.passes = options.biasPasses;
+  settings.seed = options.seed;
+  BiasCompensationStats biasStats;
+  LayeredDepthCube compensated =
+      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats,
+                          [&](std::uint64_t done, std::uint64_t total) {
+                            if (progress) progress(BakePhase::BiasCompensation, done, total);
+                          });
+  stats.biasCompensated = true;
+  stats.biasSeconds = biasStats.seconds;
+  stats.biasRays = biasStats.rays;
+  stats.biasLayersWithoutSurface = biasStats.layersWithoutSurface;
+  return compensated;
+}
+
 
 struct BakeProgressPrinter::State {
   std::mutex mutex;

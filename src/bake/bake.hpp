@@ -167,6 +167,13 @@ void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options);
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                      const BakeCheckpoints* checkpoints = nullptr);
 
+// `store` (baked with `options`, uncompensated) with the clamp's missing light added per layer
+// (bias_compensation.hpp, options.biasRays and biasPasses at geometryClampFor's clamp, which must be > 0); its
+// time and rays go to `stats`. bakeStore calls it when options.biasCompensation; compare calls it for the
+// partial stores of its error-against-time curve.
+LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
+                                const BakeProgress& progress, BakeStats& stats);
+
 // Saves a baked store to `path` (ibrr/store_file.hpp's format) all or nothing: a unique temporary
 // file renamed over `path` (util/atomic_file.hpp), refused if `path` is one of this run's inputs.
 void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path);

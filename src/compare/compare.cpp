@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <array>
 #include <thread>
 
@@ -102,8 +103,7 @@ nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
           {"supersample", kSupersample}};
 }
 
-// The IBRR bake and display, with the clamp's bias compensated (the default) or not ("ibrr-clamped"). The
-// partial stores of the error-against-time curve are the warp's, before the compensation.
+// The IBRR bake and display, with the clamp's bias compensated (the default) or not ("ibrr-clamped").
 MethodResult runIbrrBake(const MethodContext& context, bool biasCompensation) {
   bake::BakeOptions bake = ibrrBakeOptions(context.options);
   bake.biasCompensation = biasCompensation;
@@ -113,9 +113,17 @@ MethodResult runIbrrBake(const MethodContext& context, bool biasCompensation) {
   bake::BakeCheckpoints checkpoints;
   for (std::uint32_t divisor : {8u, 4u, 2u})
     if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
+  // Each point is what a bake of that many paths gives and costs: compensated (its time added) when the
+  // bake is.
   checkpoints.onCheckpoint = [&](const LayeredDepthCube& partial, std::uint32_t paths, double seconds) {
+    std::optional<LayeredDepthCube> compensated;
+    if (bake.biasCompensation && bake::geometryClampFor(context.scene, bake) > 0.0f) {
+      bake::BakeStats stats;
+      compensated = bake::compensateBias(context.scene, partial, bake, {}, stats);
+      seconds += stats.biasSeconds;
+    }
     display::RenderSettings settings;
-    settings.store = &partial;
+    settings.store = compensated ? &*compensated : &partial;
     const double error = context.meanError([&](std::size_t c) {
       return renderView(method, context.scene, context.cameras[c], context.options, settings).image;
     });
