@@ -40,6 +40,16 @@ bake::BakeOptions directLightBake() {
   return options;
 }
 
+// A small bake: `paths` light paths, LDC R, hemicubes H on the lights and H/2 after a bounce.
+bake::BakeOptions smallBake(std::uint32_t paths, int ldcResolution, int hemicubeResolution) {
+  bake::BakeOptions options;
+  options.paths = paths;
+  options.ldcResolution = ldcResolution;
+  options.hemicubeResolution = hemicubeResolution;
+  options.indirectHemicubeResolution = hemicubeResolution / 2;
+  return options;
+}
+
 // Σ over layers of irradiance × the layer's area in its pixel (pixel area / |n_axis|), per channel.
 glm::dvec3 storeEnergy(const LayeredDepthCube& store) {
   const double pixelArea = double(store.frame().pixelSize()) * double(store.frame().pixelSize());
@@ -146,11 +156,7 @@ TEST_CASE("Cornell box: the compensation adds back at least 80% of what the clam
   // light paths keeps it, so (unclamped − clamped) is the deficit of these VPLs, and the compensation, which
   // estimates its expectation, must add it back within the VPLs' own noise.
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  bake::BakeOptions options;
-  options.paths = 1024;
-  options.ldcResolution = 96;
-  options.hemicubeResolution = 64;
-  options.indirectHemicubeResolution = 32;
+  bake::BakeOptions options = smallBake(1024, 96, 64);
   const float clamp = bake::geometryClampFor(scene, options);  // the compensated default
   options.geometryClamp = clamp;
   options.biasCompensation = false;
@@ -175,11 +181,7 @@ TEST_CASE("Cornell box: the compensation adds back at least 80% of what the clam
 TEST_CASE("a compensated store records it, and is refused by merge and scaling", "[ibrr][gpu][bias]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  bake::BakeOptions options;
-  options.paths = 16;
-  options.ldcResolution = 32;
-  options.hemicubeResolution = 32;
-  options.indirectHemicubeResolution = 16;
+  bake::BakeOptions options = smallBake(16, 32, 32);
   options.biasRays = 8;
   options.biasPasses = 2;
   const LayeredDepthCube store = bake::bakeStore(scene, options).store;
