@@ -485,7 +485,6 @@ LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCub
   return compensated;
 }
 
-
 struct BakeProgressPrinter::State {
   std::mutex mutex;
   std::optional<BakePhase> phase;

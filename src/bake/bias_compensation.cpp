@@ -137,15 +137,8 @@ struct Estimator {
       }
     }
     if (!glm::any(glm::greaterThan(value, glm::vec3(0.0f)))) return glm::vec3(0.0f);
-    rays::Ray shadow;
-    shadow.origin = embree.offsetOrigin(x, target - x.position);
-    const glm::vec3 d = target - shadow.origin;
-    const float distance = glm::length(d);
-    if (!(distance > 0.0f)) return glm::vec3(0.0f);
-    shadow.direction = d / distance;
-    shadow.tFar = distance * (1.0f - 1e-5f);
     ++rays;
-    return embree.occluded(shadow) ? glm::vec3(0.0f) : value;
+    return embree.visible(embree.offsetOrigin(x, target - x.position), target) ? value : glm::vec3(0.0f);
   }
 
   // H_miss at x from one cosine ray and one light sample, each drawing from `samples`.
@@ -272,16 +265,9 @@ glm::vec3 clampedVplIrradiance(const rays::VplSet& vpls, const rays::EmbreeScene
     const glm::vec3 unclamped = rays::vplIrradiance(vpl, embree.scene(), position, normal);  // Φ·g
     const glm::vec3 clamped = glm::min(unclamped, vpl.power * clamp);
     if (!glm::any(glm::greaterThan(clamped, glm::vec3(0.0f)))) continue;
-    rays::Ray shadow;
-    shadow.origin = position + embree.epsilon() * normal;
-    const glm::vec3 end = vpl.position + embree.epsilon() * vpl.normal;
-    const glm::vec3 d = end - shadow.origin;
-    const float distance = glm::length(d);
-    if (!(distance > 0.0f)) continue;
-    shadow.direction = d / distance;
-    shadow.tFar = distance * (1.0f - 1e-5f);
     ++rays;
-    if (!embree.occluded(shadow)) sum += clamped;
+    if (embree.visible(position + embree.epsilon() * normal, vpl.position + embree.epsilon() * vpl.normal))
+      sum += clamped;
   }
   return sum * float(stratum);
 }

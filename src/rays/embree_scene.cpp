@@ -215,6 +215,17 @@ bool EmbreeScene::occluded(const Ray& ray) const {
   return r.tfar < 0.0f;  // Embree sets tfar to −∞ on a hit
 }
 
+bool EmbreeScene::visible(const glm::vec3& from, const glm::vec3& to) const {
+  const glm::vec3 d = to - from;
+  const float distance = glm::length(d);
+  if (!(distance > 0.0f)) return false;
+  Ray segment;
+  segment.origin = from;
+  segment.direction = d / distance;
+  segment.tFar = distance * (1.0f - 1e-5f);
+  return !occluded(segment);
+}
+
 void EmbreeScene::intersect(std::span<const Ray> rays, std::span<Hit> hits, bool coherent) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);

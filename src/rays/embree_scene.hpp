@@ -62,6 +62,10 @@ public:
   [[nodiscard]] Hit intersect(const Ray& ray) const;
   // True if anything lies on the ray within (tNear, tFar).
   [[nodiscard]] bool occluded(const Ray& ray) const;
+  // True if nothing lies on the segment from `from` to `to`, its last 1e-5 of the length left out (the
+  // shadow ray of next-event estimation: `from` offset off its surface, `to` off the light's); false for a
+  // segment of zero length.
+  [[nodiscard]] bool visible(const glm::vec3& from, const glm::vec3& to) const;
   // Streams; `coherent` tells Embree the rays start near each other and point alike.
   void intersect(std::span<const Ray> rays, std::span<Hit> hits, bool coherent = false) const;
   void occluded(std::span<const Ray> rays, std::span<std::uint8_t> blocked, bool coherent = false) const;

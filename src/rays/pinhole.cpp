@@ -171,14 +171,8 @@ std::vector<std::uint8_t> directShadowMask(const EmbreeScene& embree, const scen
         const double irradiance =
             double(emitted.r + emitted.g + emitted.b) / 3.0 * cosSurface * cosLight / (double(distance) * distance * density);
         unoccluded += irradiance;
-        Ray shadowRay;
-        shadowRay.origin = embree.offsetOrigin(point, toLight);
-        const glm::vec3 end = target + embree.epsilon() * lightNormal;
-        const glm::vec3 d = end - shadowRay.origin;
-        const float length = glm::length(d);
-        shadowRay.direction = d / length;
-        shadowRay.tFar = length * (1.0f - 1e-5f);
-        if (!embree.occluded(shadowRay)) arriving += irradiance;
+        if (embree.visible(embree.offsetOrigin(point, toLight), target + embree.epsilon() * lightNormal))
+          arriving += irradiance;
       }
       shadow[std::size_t(y) * width + x] = (unoccluded <= 0.0 || arriving < 0.5 * unoccluded) ? 1 : 0;
     }

@@ -124,16 +124,10 @@ glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& ra
       // The shadow ray runs between the two offset ends (off the surface here, off the emitter
       // there), so neither end's own surface can block it at a grazing angle.
       const glm::vec3 toTarget = target - point.position;
-      Ray shadow;
-      shadow.origin = m_embree.offsetOrigin(point, toTarget);
       glm::vec3 end = target;
       if (m_lights.kind(light) == LightKind::Triangle) end += m_embree.epsilon() * scene.emitters()[local].normal;
-      const glm::vec3 d = end - shadow.origin;
-      const float distance = glm::length(d);
-      shadow.direction = d / distance;
-      shadow.tFar = distance * (1.0f - 1e-5f);
       ++rays;
-      if (distance > 0.0f && !m_embree.occluded(shadow)) {
+      if (m_embree.visible(m_embree.offsetOrigin(point, toTarget), end)) {
         const float cosSurface = glm::dot(shading, toTarget) / glm::length(toTarget);
         const float weight = isDelta ? 1.0f : powerHeuristic(lightPdf, cosineHemispherePdf(cosSurface));
         result += beta * contribution * weight;
