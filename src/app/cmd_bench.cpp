@@ -23,6 +23,7 @@ struct BenchOptions {
   bool convergence = false;
   std::string sharedScenes = "../shared/scenes";
   std::string sections = "bake,display,geometry";
+  std::uint32_t bakePaths = 0;     // 0: the benchmark's own (1,024; 32 with --quick)
   bool sharedScenesGiven = false;  // --shared-scenes on the command line: then its folder must exist
 };
 
@@ -87,6 +88,7 @@ void runBench(const BenchOptions& options) {
   if (all || options.which == "ibrr") {
     std::cout << "\n== ibrr: bake and display ==\n";
     ibrr.quick = options.quick;
+    if (options.bakePaths > 0) ibrr.bakePaths = options.bakePaths;
     ibrr.sharedScenes = options.sharedScenes;
     display::runIbrrBenchmark(ibrr, std::cout);
   }
@@ -108,12 +110,17 @@ void addBenchCommand(CLI::App& app) {
                    "ibrr benchmark: which of bake, display, geometry to run (comma-separated)")
       ->capture_default_str();
   command
+      ->add_option("--paths", options->bakePaths,
+                   "ibrr benchmark: light paths of the bake section (default 1024, 32 with --quick; `ibrr bake` "
+                   "itself defaults to 4096)")
+      ->check(CLI::Range(1u, 1u << 24));
+  command
       ->add_option("--shared-scenes", options->sharedScenes,
                    "folder of the shared test scenes (conference room, bunny, dragon); when left out and the "
                    "default is missing, their parts are skipped with a note")
       ->capture_default_str();
   command->footer(
-      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections display\n  ibrr bench all --quick");
+      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections display\n  ibrr bench ibrr --sections bake --paths 4096\n  ibrr bench all --quick");
   command->callback([options, command] {
     options->sharedScenesGiven = command->count("--shared-scenes") > 0;
     runBench(*options);

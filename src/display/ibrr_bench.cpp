@@ -53,17 +53,19 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
     const bake::BakeResult result = bake::bakeStore(scene, withWarp);
     const bake::BakeStats& s = result.stats;
     const StoreStats store = result.store.stats();
-    char line[640];
+    char line[768];
     std::snprintf(
         line, sizeof line,
         "%-12s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f s = "
-        "paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f | "
-        "render-only %.2f s, bake/render-only %.2f | %.1f MiB, %.2f layers/pixel, %llu opened\n",
+        "paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f, "
+        "bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f without the compensation) | "
+        "%.1f MiB, %.2f layers/pixel, %llu opened\n",
         name.c_str(), bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
         static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
         1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
         s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
-        warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, renderOnly, s.totalSeconds / renderOnly,
+        warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, s.biasSeconds, renderOnly,
+        s.totalSeconds / renderOnly, (s.totalSeconds - s.biasSeconds) / renderOnly,
         double(store.totalBytes) / (1 << 20), store.layersPerOccupiedPixel,
         static_cast<unsigned long long>(s.openedLayers));
     out << line << std::flush;
@@ -285,7 +287,7 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
   const scene::Scene cornell = scene::loadScene(scene::builtinSceneFolder() / "cornell.json");
   // 1,024 paths rather than the default 4,096: the conference room would take ten minutes.
   bake::BakeOptions defaults;
-  defaults.paths = options.quick ? 32 : 1024;
+  defaults.paths = options.bakePaths.value_or(options.quick ? 32 : 1024);
   std::error_code missing;
   const bool conferenceAvailable = fs::exists(options.sharedScenes / "conference" / "conference.obj", missing);
   if (!options.quick && (options.bake || options.display) && !conferenceAvailable)

@@ -7,6 +7,7 @@
 //   - store bytes and layers per pixel against triangle count (bunny 948 → 69K and dragon
 //     202K → 871K triangles in the Cornell box) at a fixed R (geometry independence).
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 namespace ibrr::display {
@@ -15,6 +16,7 @@ struct IbrrBenchOptions {
   bool quick = false;                                       // small sizes for a smoke run
   std::filesystem::path sharedScenes = "../shared/scenes";  // conference room, bunny, dragon (skipped if absent)
   bool bake = true, display = true, geometry = true;        // which sections to run
+  std::optional<std::uint32_t> bakePaths;                   // the bake section's light paths (else 1,024 / 32)
 };
 
 // Needs no current context (it creates a headless one). Returns 0.
