@@ -66,6 +66,9 @@ glm::dvec3 storeEnergy(const LayeredDepthCube& store) {
 
 // In the near field the clamped store is well under the analytic irradiance and the compensated one within
 // 3% of it; beyond r_max the clamp removed nothing and the compensation adds nothing.
+// The analytic cases' clamp: 9% of the diagonal, so that their points lie on both sides of r_max.
+constexpr bake::AutoClampDistances kTestClampDistances{0.045f, 0.09f};
+
 void checkNearAndFar(bool nearField, double expected, double clamped, double compensated) {
   if (nearField) {
     CHECK(clamped < 0.8 * expected);  // the clamp's bias this test is about
@@ -79,12 +82,13 @@ void checkNearAndFar(bool nearField, double expected, double clamped, double com
 
 TEST_CASE("bias compensation restores a rectangle light's near field: the store gives π·L·F", "[ibrr][gpu][bias]") {
   test::glContext();
-  // A 0.5 × 0.4 light 1 unit over a 40 × 40 plane: the automatic clamp (r = 9% of the 56.6-unit diagonal,
-  // 5 units) cuts the whole near field, so the clamped store is far too dark under the light.
+  // A 0.5 × 0.4 light 1 unit over a 40 × 40 plane: a clamp at r = 9% of the 56.6-unit diagonal (5 units; the
+  // test's own, so that points lie beyond r_max too) cuts the whole near field, so the clamped store is far
+  // too dark under the light.
   const rays::test::PlaneUnderLight setup;
   const scene::Scene scene = rays::test::makePlaneUnderLight(setup);
   bake::BakeOptions options = directLightBake();
-  options.geometryClamp = bake::geometryClampFor(scene, options);  // both bakes at the compensated default
+  options.geometryClamp = bake::geometryClampFor(scene, options, kTestClampDistances);  // both bakes
   options.biasCompensation = false;
   const LayeredDepthCube clamped = bake::bakeStore(scene, options).store;
   options.biasCompensation = true;
@@ -126,7 +130,7 @@ TEST_CASE("bias compensation restores a point or spot light's near field: the st
   }
   scene.finalize();
   bake::BakeOptions options = directLightBake();
-  options.geometryClamp = bake::geometryClampFor(scene, options);
+  options.geometryClamp = bake::geometryClampFor(scene, options, kTestClampDistances);
   const bake::BakeResult compensated = bake::bakeStore(scene, options);
   options.biasCompensation = false;
   const LayeredDepthCube clamped = bake::bakeStore(scene, options).store;

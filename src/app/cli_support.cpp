@@ -62,8 +62,8 @@ void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
   command
       .add_option("--clamp", b.geometryClamp,
                   "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; "
-                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal (9% for a "
-                  "bake with bias compensation)")
+                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal (27% for a "
+                  "bake with bias compensation, 9% for Keller's compensated frame)")
       ->capture_default_str();
 }
 
@@ -78,16 +78,16 @@ void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const st
 void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
   addBiasCompensationSwitch(command, b,
                             "on: after the warp, add to every layer the light the clamp removed there (Kollig & "
-                            "Keller 2004), traced from the layer with Embree, and clamp at twice the distance; off: "
-                            "the clamped store");
+                            "Keller 2004), traced from the layer with Embree, and clamp at six times the distance; "
+                            "off: the clamped store");
   command
       .add_option("--bias-rays", b.biasRays,
                   "bias compensation: points per layer, each with one cosine ray and one light sample")
       ->capture_default_str();
   command
       .add_option("--bias-passes", b.biasPasses,
-                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store, 2 from the "
-                  "pass-1 store (the recursion, one step further)")
+                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store, k from the "
+                  "pass k-1 store (the recursion, a step further each)")
       ->capture_default_str();
 }
 

@@ -281,7 +281,8 @@ void addRenderCommand(CLI::App& app) {
   addLightPathOptions(*command, options->vplOptions);
   addBiasCompensationSwitch(*command, options->vplOptions,
                             "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
-                            "and clamps at the bake's compensated distance; off: the clamped frame");
+                            "and clamps at twice the uncompensated distance; off: the clamped frame, at the bake's "
+                            "uncompensated distance");
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str()
       ->check(finiteNumber());

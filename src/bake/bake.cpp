@@ -131,9 +131,9 @@ HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene
   return source;
 }
 
-float geometryClampFor(const scene::Scene& scene, const BakeOptions& options) {
+float geometryClampFor(const scene::Scene& scene, const BakeOptions& options, const AutoClampDistances& distances) {
   if (options.geometryClamp >= 0.0f) return options.geometryClamp;
-  const float fraction = options.biasCompensation ? kAutoClampDistanceCompensated : kAutoClampDistance;
+  const float fraction = options.biasCompensation ? distances.compensated : distances.clamped;
   const float distance = fraction * std::max(scene.bounds().diagonal(), 1e-12f);
   return 1.0f / (glm::pi<float>() * distance * distance);
 }

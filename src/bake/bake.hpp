@@ -19,12 +19,19 @@
 
 namespace ibrr::bake {
 
-// The automatic clamp distance as a fraction of the scene diagonal (see BakeOptions): without bias compensation
-// (Keller, --bias-compensation off), and with it, where a stronger clamp means less VPL noise and the
-// compensation adds back what it removes (Cornell box, 4096 paths: relRMSE 3.67% at 0.045 with one pass,
-// 3.41% at 0.09, 3.38% at 0.135, 3.21% at 0.09 with two passes; docs/bias_compensation.md).
-inline constexpr float kAutoClampDistance = 0.045f;
-inline constexpr float kAutoClampDistanceCompensated = 0.09f;
+// The automatic clamp distances of one method, as fractions of the scene diagonal (see BakeOptions): without
+// bias compensation and with it. Compensated, a stronger clamp means less VPL noise and the compensation adds
+// back what it removes, so the store's distance is chosen by measurement (Cornell box, 4096 paths, relRMSE
+// against the 4096-spp reference: 3.21% at 0.09 with 2 passes, 2.99% at 0.18, 2.96% at 0.27, 3.04% at 0.36;
+// at 0.27, 3 passes 2.83% and 4 passes 2.81%; docs/bias_compensation.md). Keller's per-pixel compensation runs
+// one pass (its H(y) is the VPL sum itself, with no store to iterate on), which loses the recursion's light
+// at a long distance, so it keeps the shorter one.
+struct AutoClampDistances {
+  float clamped = 0.0f;
+  float compensated = 0.0f;
+};
+inline constexpr AutoClampDistances kStoreClampDistances{0.045f, 0.27f};
+inline constexpr AutoClampDistances kKellerClampDistances{0.045f, 0.09f};
 
 // Where the hemicube pixels are warped into the store (see gpu_insertion.hpp).
 enum class WarpDevice {
@@ -44,8 +51,8 @@ struct BakeOptions {
   // Upper bound on the geometry term g = I(ω)/Φ·cosθx/r² (1/area in scene units), against the
   // 1/r² singularity where a VPL sits near another surface (corners), which otherwise shows as
   // bright blotches. 0 = no clamp (unbiased); negative = automatic (the default): the value of
-  // g for a Lambertian VPL facing a point at r = kAutoClampDistance·(scene diagonal),
-  // g_max = 1/(π r²) (kAutoClampDistanceCompensated with bias compensation). Uncompensated, it darkens
+  // g for a Lambertian VPL facing a point at r = a fraction of the scene diagonal,
+  // g_max = 1/(π r²) (kStoreClampDistances: 4.5%, or 27% with bias compensation). Uncompensated, it darkens
   // corners slightly (the Cornell box loses about 1% of its energy).
   float geometryClamp = -1.0f;
   float epsDistance = 0.0f;  // ε_d of the store, world units; 0 = the store's default (1 LDI pixel)
@@ -61,8 +68,8 @@ struct BakeOptions {
   // After the warp, add to every layer the light the clamp removed there, estimated by rays from the layer
   // (bias_compensation.hpp). Only with a clamp (geometryClamp ≠ 0); the store file records it.
   bool biasCompensation = true;
-  std::uint32_t biasRays = 64;    // jittered points per layer, each one cosine ray and one light sample
-  std::uint32_t biasPasses = 2;   // 1: H(y) read from the clamped store; 2: from the pass-1 store
+  std::uint32_t biasRays = 32;    // jittered points per layer, each one cosine ray and one light sample
+  std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: from the pass-(k−1) store
 };
 
 struct BakeStats {
@@ -107,8 +114,9 @@ std::optional<WarpDevice> parseWarpDevice(std::string_view name);  // the invers
 void validateBakeOptions(const BakeOptions& options);
 
 // The clamp bound on g that `options` asks for in this scene: 0 (none), the given value, or the
-// automatic one (at kAutoClampDistanceCompensated when options.biasCompensation, else kAutoClampDistance).
-float geometryClampFor(const scene::Scene& scene, const BakeOptions& options);
+// automatic one at `distances` (the compensated one when options.biasCompensation).
+float geometryClampFor(const scene::Scene& scene, const BakeOptions& options,
+                       const AutoClampDistances& distances = kStoreClampDistances);
 
 // The VPLs of the bake's light paths (options: paths, seed, maxBounces). Throws ibrr::Error for a
 // scene without lights. Keller's instant radiosity uses the same ones, for a pixel-exact comparison.

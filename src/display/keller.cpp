@@ -45,7 +45,7 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   glCopyImageSubData(gbuffer.texture(GBufferChannel::Emission), GL_TEXTURE_2D, 0, 0, 0, 0, accumulation.id(),
                      GL_TEXTURE_2D, 0, 0, 0, 0, gbuffer.width(), gbuffer.height(), 1);
   const GLuint id = program.id();
-  const float clamp = bake::geometryClampFor(scene, options);
+  const float clamp = bake::geometryClampFor(scene, options, bake::kKellerClampDistances);
   glProgramUniform1f(id, 5, clamp);
   glProgramUniform1f(id, 9, hemicubes.surfaceOffset() * 2.0f);
   bake::HemicubeCapture capture;

@@ -24,7 +24,8 @@ struct KellerResult {
 };
 
 // Renders L = L_e + ρ/π·Σ_i Φ_i min(g_i, b) V_i for every pixel of the G-buffer, plus ρ/π·H_miss when
-// options.biasCompensation (b: bake::geometryClampFor, the same clamp as the bake's).
+// options.biasCompensation (b: bake::geometryClampFor at kKellerClampDistances: the bake's 4.5% clamped, a
+// shorter distance than the store's compensated, since Keller's compensation is one pass).
 KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& renderer, const GBuffer& gbuffer,
                           const rays::VplSet& vpls, const bake::BakeOptions& options);
 
