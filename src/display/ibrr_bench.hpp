@@ -6,6 +6,7 @@
 //     and 10,000 VPLs (view independence), and Keller's instant radiosity at 1,000 VPLs;
 //   - store bytes and layers per pixel against triangle count (bunny 948 → 69K and dragon
 //     202K → 871K triangles in the Cornell box) at a fixed R (geometry independence).
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
