@@ -128,6 +128,12 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        output);
     expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
   }
+  SECTION("Keller's light-path flags are refused for another method, naming the flag and the method") {
+    expectCleanFailure({"render", "cornell", "--paths", "64", "-o", output.string()}, {"--paths", "keller", "albedo"},
+                       output);
+    expectCleanFailure({"render", "cornell", "--method", "albedo", "--bias-compensation", "off", "-o", output.string()},
+                       {"--bias-compensation", "keller"}, output);
+  }
   SECTION("non-finite numbers are refused, naming the flag") {
     // --time nan ran forever; --exposure nan and --scale nan were taken.
     expectCleanFailure({"reference", "cornell", "--time", "nan", "-o", output.string()}, {"--time", "nan"}, output);

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <vector>
 
 namespace ibrr::app {
 namespace {
@@ -74,12 +75,27 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
   return camera;
 }
 
+// The method the flags ask for: --method, else the one the given file implies, else the albedo view.
+std::string renderMethodName(const RenderOptions& options) {
+  if (!options.method.empty()) return options.method;
+  if (!options.lightmap.empty() || !options.matrix.empty()) return "lightmap";
+  return options.store.empty() ? "albedo" : "ibrr";
+}
+
+// Keller's flags (its light paths and bias compensation) given to another method would be silently ignored:
+// refuse them, naming the first.
+void refuseKellerFlags(const std::vector<const CLI::Option*>& kellerFlags, const std::string& methodName) {
+  if (methodName == "keller") return;
+  for (const CLI::Option* flag : kellerFlags)
+    if (flag->count() > 0)
+      throw Error(flag->get_name() + " is one of Keller's light-path flags, for --method keller, not " +
+                  methodName + "; leave it out (a store takes it when it is baked: 'ibrr bake SCENE " +
+                  flag->get_name() + " ...')");
+}
+
 void runRender(const RenderOptions& options) {
   const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
-  const std::string methodName = !options.method.empty()              ? options.method
-                                 : !options.lightmap.empty() || relit ? "lightmap"
-                                 : !options.store.empty()             ? "ibrr"
-                                                                      : "albedo";
+  const std::string methodName = renderMethodName(options);
   const display::RenderMethod& method = display::findRenderMethod(methodName);
   // Fail on bad arguments before any work, never after.
   display::checkOutputPath(options.output);
@@ -278,11 +294,14 @@ void addRenderCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
   command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
+  const std::size_t firstKellerFlag = command->get_options().size();
   addLightPathOptions(*command, options->vplOptions);
   addBiasCompensationSwitch(*command, options->vplOptions,
                             "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
                             "and clamps at twice the uncompensated distance; off: the clamped frame, at the bake's "
                             "uncompensated distance");
+  const std::vector<CLI::Option*> added = command->get_options();
+  const std::vector<const CLI::Option*> kellerFlags(added.begin() + std::ptrdiff_t(firstKellerFlag), added.end());
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str()
       ->check(finiteNumber());
@@ -295,7 +314,10 @@ void addRenderCommand(CLI::App& app) {
       "  ibrr render cornell --lightmap cornell.lightmap --supersample 2 -o lightmap.png\n"
       "  ibrr render cornell --matrix cornell.ffmatrix --move-light 0:50,0,0 --supersample 2 -o moved.exr\n"
       "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
-  command->callback([options] { runRender(*options); });
+  command->callback([options, kellerFlags] {
+    refuseKellerFlags(kellerFlags, renderMethodName(*options));
+    runRender(*options);
+  });
 }
 
 }  // namespace ibrr::app
