@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace ibrr::app {
@@ -93,11 +94,10 @@ void refuseKellerFlags(const std::vector<const CLI::Option*>& kellerFlags, const
                   flag->get_name() + " ...')");
 }
 
-void runRender(const RenderOptions& options) {
-  const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
-  const std::string methodName = renderMethodName(options);
-  const display::RenderMethod& method = display::findRenderMethod(methodName);
-  // Fail on bad arguments before any work, never after.
+// Fails on bad arguments before any work, never after: output paths, names, and the files each method needs.
+void checkRenderArguments(const RenderOptions& options, const std::string& methodName,
+                          const display::RenderMethod& method) {
+  const bool relit = !options.matrix.empty();
   display::checkOutputPath(options.output);
   if (!options.holes.empty()) display::checkOutputPath(options.holes);
   if (options.tone != "srgb" && options.tone != "filmic")
@@ -120,6 +120,52 @@ void runRender(const RenderOptions& options) {
     throw Error("--lightmap is for --method lightmap, not " + methodName + "; leave out --method or --lightmap");
   if (relit && !method.needsLightmap)
     throw Error("--matrix is for --method lightmap, not " + methodName + "; leave out --method or --matrix");
+  if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
+}
+
+// Renders at `factor` times the size and box-filters down; a pixel is a hole when any of its samples is one.
+display::RenderOutput renderSupersampled(const display::RenderMethod& method, const scene::Scene& scene,
+                                         const scene::Camera& camera, scene::ImageSize size, int factor,
+                                         const display::RenderSettings& settings) {
+  display::RenderOutput output = method.render({scene, camera, size.width * factor, size.height * factor, settings});
+  if (factor == 1) return output;
+  output.image = display::downsample(output.image, factor);
+  std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
+  for (std::size_t i = 0; i < output.holes.size(); ++i)
+    if (output.holes[i]) {
+      const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor,
+                        y = i / (std::size_t(size.width) * factor) / factor;
+      holes[y * size.width + x] = 1;
+    }
+  output.holes = std::move(holes);
+  return output;
+}
+
+// The relit lightmap's summary line: the matrix, the lights moved and the relight's timing.
+void printRelightSummary(const std::string& matrixFile, const lightmap::MatrixSolution& solution,
+                         lightmap::MatrixStorage storage, std::span<const glm::vec3> lightOffsets,
+                         const lightmap::RelightTiming& timing) {
+  std::string moved;
+  for (std::size_t l = 0; l < lightOffsets.size(); ++l)
+    if (lightOffsets[l] != glm::vec3(0.0f)) {
+      char text[96];
+      std::snprintf(text, sizeof text, "%s%zu by (%g, %g, %g)", moved.empty() ? "" : ", ", l,
+                    double(lightOffsets[l].x), double(lightOffsets[l].y), double(lightOffsets[l].z));
+      moved += text;
+    }
+  std::printf(
+      "relit from %s (%zu patches, k = %d, %s) without recomputing it; lights moved: %s\n"
+      "relight: %.2f ms (emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms)\n",
+      matrixFile.c_str(), solution.size(), solution.bounces, lightmap::matrixStorageName(storage),
+      moved.empty() ? "none" : moved.c_str(), timing.directMs + timing.productMs + timing.transferMs,
+      timing.directMs, timing.productMs, timing.transferMs);
+}
+
+void runRender(const RenderOptions& options) {
+  const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
+  const std::string methodName = renderMethodName(options);
+  const display::RenderMethod& method = display::findRenderMethod(methodName);
+  checkRenderArguments(options, methodName, method);
   display::RenderSettings settings;
   settings.reconstruction = reconstructionOptions(options);
   settings.cpuReconstruction = options.reconstruct == "cpu";
@@ -184,21 +230,7 @@ void runRender(const RenderOptions& options) {
   }
   const scene::Scene& shown = movedScene ? *movedScene : scene;
   const Stopwatch stopwatch;
-  if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
-  const int factor = options.supersample;
-  display::RenderOutput output = method.render({shown, camera, size.width * factor, size.height * factor, settings});
-  if (factor > 1) {
-    output.image = display::downsample(output.image, factor);
-    // A pixel is a hole when any of its samples is one.
-    std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
-    for (std::size_t i = 0; i < output.holes.size(); ++i)
-      if (output.holes[i]) {
-        const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor,
-                          y = i / (std::size_t(size.width) * factor) / factor;
-        holes[y * size.width + x] = 1;
-      }
-    output.holes = std::move(holes);
-  }
+  display::RenderOutput output = renderSupersampled(method, shown, camera, size, options.supersample, settings);
   const double seconds = stopwatch.seconds();
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;
@@ -216,23 +248,7 @@ void runRender(const RenderOptions& options) {
   outputs.commit();
   std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
               std::string(method.name).c_str(), camera.name.c_str(), seconds, context->info().renderer.c_str());
-  if (relit) {
-    std::string moved;
-    for (std::size_t l = 0; l < lightOffsets.size(); ++l)
-      if (lightOffsets[l] != glm::vec3(0.0f)) {
-        char text[96];
-        std::snprintf(text, sizeof text, "%s%zu by (%g, %g, %g)", moved.empty() ? "" : ", ", l,
-                      double(lightOffsets[l].x), double(lightOffsets[l].y), double(lightOffsets[l].z));
-        moved += text;
-      }
-    std::printf(
-        "relit from %s (%zu patches, k = %d, %s) without recomputing it; lights moved: %s\n"
-        "relight: %.2f ms (emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms)\n",
-        options.matrix.c_str(), solution->size(), solution->bounces, lightmap::matrixStorageName(relightStorage),
-        moved.empty() ? "none" : moved.c_str(),
-        relightTiming.directMs + relightTiming.productMs + relightTiming.transferMs, relightTiming.directMs,
-        relightTiming.productMs, relightTiming.transferMs);
-  }
+  if (relit) printRelightSummary(options.matrix, *solution, relightStorage, lightOffsets, relightTiming);
   if (method.needsStore) {
     std::printf("reconstruction: %s, %.2f ms; %zu covered pixels, %zu holes (%.3f%%)\n",
                 settings.cpuReconstruction ? "CPU" : "GPU", 1e3 * output.reconstructionSeconds, output.coveredPixels,

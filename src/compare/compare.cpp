@@ -21,9 +21,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <optional>
-#include <array>
 #include <thread>
 
 namespace ibrr::compare {

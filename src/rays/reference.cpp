@@ -11,11 +11,12 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <memory>
-#include <atomic>
 
 namespace ibrr::rays {
 
@@ -28,8 +29,91 @@ constexpr std::uint32_t kBatch = 16;                 // samples per independent 
 
 }  // namespace
 
-glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& rays) const {
+float PathTracer::emissionWeight(const Ray& ray, const Hit& hit, const SurfacePoint& point, float bsdfPdf) const {
+  const std::int64_t light = m_lights.emitterAt(hit.instance, hit.triangle);
+  if (light < 0) return 1.0f;
+  const scene::EmissiveTriangle& emitter = m_embree.scene().emitters()[std::size_t(light)];
+  const float distance = hit.t * glm::length(ray.direction);
+  const float cosLight = -glm::dot(point.geometricNormal, glm::normalize(ray.direction));
+  // Area pdf P/A turned into solid angle: ·r²/cosθ_light.
+  const float lightPdf =
+      m_lights.probability(std::uint32_t(light)) * distance * distance / (emitter.area * std::max(cosLight, 1e-8f));
+  return powerHeuristic(bsdfPdf, lightPdf);
+}
+
+glm::vec3 PathTracer::directLight(const SurfacePoint& point, const glm::vec3& shading, const glm::vec3& geometric,
+                                  const glm::vec3& bsdf, const glm::vec3& beta, SampleStream& samples,
+                                  std::uint64_t& rays) const {
   const scene::Scene& scene = m_embree.scene();
+  const glm::vec2 uLight = samples.next2D();
+  const glm::vec2 uPoint = samples.next2D();
+  float pick = 0.0f;
+  const std::uint32_t light = m_lights.choose(uLight.x, pick);
+  const std::uint32_t local = m_lights.localIndex(light);
+  glm::vec3 target;
+  glm::vec3 contribution(0.0f);  // L·f·cosθ/pdf before visibility and MIS
+  float lightPdf = 0.0f;
+  bool isDelta = true;
+  // The direction to a light point: squared distance, unit direction, cosθ at the surface, and whether it
+  // leaves the surface's front (shading and geometric normal alike).
+  struct Towards {
+    float r2;
+    glm::vec3 omega;
+    float cosSurface;
+    bool leaves;
+  };
+  auto towards = [&](const glm::vec3& lightPoint) {
+    const glm::vec3 d = lightPoint - point.position;
+    const float r2 = glm::dot(d, d);
+    const glm::vec3 omega = d / std::sqrt(r2);
+    const float cosSurface = glm::dot(shading, omega);
+    return Towards{r2, omega, cosSurface, cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f};
+  };
+  switch (m_lights.kind(light)) {
+    case LightKind::Triangle: {
+      const scene::EmissiveTriangle& emitter = scene.emitters()[local];
+      const glm::vec2 b = squareToTriangleBarycentrics(uPoint);
+      target = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
+      const Towards to = towards(target);
+      const float cosLight = -glm::dot(emitter.normal, to.omega);
+      if (cosLight > 0.0f && to.leaves) {
+        lightPdf = pick * to.r2 / (emitter.area * cosLight);
+        contribution = emitter.radiance * bsdf * (to.cosSurface / lightPdf);
+      }
+      isDelta = false;
+      break;
+    }
+    case LightKind::Point: {
+      const scene::PointLight& pointLight = scene.pointLights[local];
+      target = pointLight.position;
+      const Towards to = towards(target);
+      if (to.leaves) contribution = pointLight.intensity * bsdf * (to.cosSurface / (to.r2 * pick));  // E = I·cosθ/r²
+      break;
+    }
+    case LightKind::Spot: {
+      const scene::SpotLight& spot = scene.spotLights[local];
+      target = spot.position;
+      const Towards to = towards(target);
+      const float profile = spotProfile(spot, -glm::dot(glm::normalize(spot.direction), to.omega));
+      if (to.leaves && profile > 0.0f)
+        contribution = spot.intensity * profile * bsdf * (to.cosSurface / (to.r2 * pick));
+      break;
+    }
+  }
+  if (!glm::any(glm::greaterThan(contribution, glm::vec3(0.0f)))) return glm::vec3(0.0f);
+  // The shadow ray runs between the two offset ends (off the surface here, off the emitter there), so neither
+  // end's own surface can block it at a grazing angle.
+  const glm::vec3 toTarget = target - point.position;
+  glm::vec3 end = target;
+  if (m_lights.kind(light) == LightKind::Triangle) end += m_embree.epsilon() * scene.emitters()[local].normal;
+  ++rays;
+  if (!m_embree.visible(m_embree.offsetOrigin(point, toTarget), end)) return glm::vec3(0.0f);
+  const float cosSurface = glm::dot(shading, toTarget) / glm::length(toTarget);
+  const float weight = isDelta ? 1.0f : powerHeuristic(lightPdf, cosineHemispherePdf(cosSurface));
+  return beta * contribution * weight;
+}
+
+glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& rays) const {
   glm::vec3 result(0.0f);
   glm::vec3 beta(1.0f);       // path throughput
   float previousBsdfPdf = 0.0f;  // solid-angle pdf of the cosine sample that made `ray`
@@ -43,22 +127,10 @@ glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& ra
     // Emission, one-sided. Seen from the camera it counts in full; after a cosine bounce it is
     // weighted against the light sampling that could have found the same point.
     if (point.frontFacing && glm::any(glm::greaterThan(point.emission, glm::vec3(0.0f)))) {
-      if (depth == 0) {
+      if (depth == 0)
         result += beta * point.emission;
-      } else {
-        const std::int64_t light = m_lights.emitterAt(hit.instance, hit.triangle);
-        float weight = 1.0f;
-        if (light >= 0) {
-          const scene::EmissiveTriangle& emitter = scene.emitters()[std::size_t(light)];
-          const float distance = hit.t * glm::length(ray.direction);
-          const float cosLight = -glm::dot(point.geometricNormal, glm::normalize(ray.direction));
-          // Area pdf P/A turned into solid angle: ·r²/cosθ_light.
-          const float lightPdf = m_lights.probability(std::uint32_t(light)) * distance * distance /
-                                 (emitter.area * std::max(cosLight, 1e-8f));
-          weight = powerHeuristic(previousBsdfPdf, lightPdf);
-        }
-        result += beta * point.emission * weight;
-      }
+      else
+        result += beta * point.emission * emissionWeight(ray, hit, point, previousBsdfPdf);
     }
     if (depth >= m_maxDepth) break;
 
@@ -69,70 +141,7 @@ glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& ra
     if (!glm::any(glm::greaterThan(rho, glm::vec3(0.0f)))) break;
     const glm::vec3 bsdf = rho * glm::one_over_pi<float>();  // Lambertian f = ρ/π
 
-    // Next-event estimation.
-    const glm::vec2 uLight = samples.next2D();
-    const glm::vec2 uPoint = samples.next2D();
-    float pick = 0.0f;
-    const std::uint32_t light = m_lights.choose(uLight.x, pick);
-    const std::uint32_t local = m_lights.localIndex(light);
-    glm::vec3 target;
-    glm::vec3 contribution(0.0f);  // L·f·cosθ/pdf before visibility and MIS
-    float lightPdf = 0.0f;
-    bool isDelta = true;
-    switch (m_lights.kind(light)) {
-      case LightKind::Triangle: {
-        const scene::EmissiveTriangle& emitter = scene.emitters()[local];
-        const glm::vec2 b = squareToTriangleBarycentrics(uPoint);
-        target = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
-        const glm::vec3 d = target - point.position;
-        const float r2 = glm::dot(d, d);
-        const glm::vec3 omega = d / std::sqrt(r2);
-        const float cosLight = -glm::dot(emitter.normal, omega);
-        const float cosSurface = glm::dot(shading, omega);
-        if (cosLight > 0.0f && cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f) {
-          lightPdf = pick * r2 / (emitter.area * cosLight);
-          contribution = emitter.radiance * bsdf * (cosSurface / lightPdf);
-        }
-        isDelta = false;
-        break;
-      }
-      case LightKind::Point: {
-        const scene::PointLight& pointLight = scene.pointLights[local];
-        target = pointLight.position;
-        const glm::vec3 d = target - point.position;
-        const float r2 = glm::dot(d, d);
-        const glm::vec3 omega = d / std::sqrt(r2);
-        const float cosSurface = glm::dot(shading, omega);
-        if (cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f)
-          contribution = pointLight.intensity * bsdf * (cosSurface / (r2 * pick));  // E = I·cosθ/r²
-        break;
-      }
-      case LightKind::Spot: {
-        const scene::SpotLight& spot = scene.spotLights[local];
-        target = spot.position;
-        const glm::vec3 d = target - point.position;
-        const float r2 = glm::dot(d, d);
-        const glm::vec3 omega = d / std::sqrt(r2);
-        const float cosSurface = glm::dot(shading, omega);
-        const float profile = spotProfile(spot, -glm::dot(glm::normalize(spot.direction), omega));
-        if (cosSurface > 0.0f && glm::dot(geometric, omega) > 0.0f && profile > 0.0f)
-          contribution = spot.intensity * profile * bsdf * (cosSurface / (r2 * pick));
-        break;
-      }
-    }
-    if (glm::any(glm::greaterThan(contribution, glm::vec3(0.0f)))) {
-      // The shadow ray runs between the two offset ends (off the surface here, off the emitter
-      // there), so neither end's own surface can block it at a grazing angle.
-      const glm::vec3 toTarget = target - point.position;
-      glm::vec3 end = target;
-      if (m_lights.kind(light) == LightKind::Triangle) end += m_embree.epsilon() * scene.emitters()[local].normal;
-      ++rays;
-      if (m_embree.visible(m_embree.offsetOrigin(point, toTarget), end)) {
-        const float cosSurface = glm::dot(shading, toTarget) / glm::length(toTarget);
-        const float weight = isDelta ? 1.0f : powerHeuristic(lightPdf, cosineHemispherePdf(cosSurface));
-        result += beta * contribution * weight;
-      }
-    }
+    result += directLight(point, shading, geometric, bsdf, beta, samples, rays);
 
     // Continue with a cosine-weighted direction: f·cosθ/pdf = ρ.
     const glm::vec2 uRoulette = samples.next2D();
@@ -153,6 +162,88 @@ glm::vec3 PathTracer::radiance(Ray ray, SampleStream& samples, std::uint64_t& ra
   }
   return result;
 }
+
+namespace {
+
+// Adds samples [first, last) to every pixel; first and last are multiples of the batch size.
+using RenderPass = std::function<void(std::uint32_t first, std::uint32_t last, Progress* progress)>;
+
+// A fixed sample count: passes of 64 samples (a multiple of the batch) let Ctrl-C land between them too.
+std::uint32_t renderSampleCount(const RenderPass& renderPass, const ReferenceOptions& options,
+                                std::size_t pixelCount) {
+  std::unique_ptr<Progress> progress;
+  if (options.showProgress)
+    progress = std::make_unique<Progress>("reference", std::uint64_t(pixelCount) * options.spp, "samples");
+  constexpr std::uint32_t kPass = 64;
+  std::uint32_t done = 0;
+  while (done < options.spp) {
+    const std::uint32_t next = std::min(options.spp, done + kPass);
+    renderPass(done, next, progress.get());
+    done = next;
+  }
+  if (progress) progress->finish();
+  return done;
+}
+
+// A time budget: passes of whole batches sized from the measured rate; the last pass may run past the budget by
+// at most about half the time that was left before it. Returns the samples per pixel rendered.
+std::uint32_t renderForTime(const RenderPass& renderPass, const ReferenceOptions& options, std::uint32_t batch,
+                            const std::function<double()>& elapsed) {
+  const std::uint32_t cap =
+      options.spp > 0 ? std::max(batch, options.spp / batch * batch) : 0xffffffffU / batch * batch;
+  std::unique_ptr<Progress> progress;
+  if (options.showProgress)
+    progress = std::make_unique<Progress>("reference", std::uint64_t(options.seconds * 1000.0), "ms");
+  std::uint32_t pass = batch;
+  std::uint32_t done = 0;
+  while (done < cap) {
+    const double before = elapsed();
+    const std::uint32_t next = std::uint32_t(std::min<std::uint64_t>(cap, std::uint64_t(done) + pass));
+    const std::uint32_t count = next - done;
+    renderPass(done, next, nullptr);
+    done = next;
+    const double now = elapsed();
+    if (progress)
+      progress->advance(std::uint64_t(std::min(now, options.seconds) * 1000.0) -
+                        std::uint64_t(std::min(before, options.seconds) * 1000.0));
+    const double perSample = (now - before) / double(count);
+    const double left = options.seconds - now;
+    if (left <= 0.0) break;
+    const double affordable = std::clamp(left / std::max(perSample, 1e-9) * 0.5, 1.0, 1024.0);
+    pass = std::max(batch, std::uint32_t(affordable) / batch * batch);
+  }
+  if (progress) progress->finish();
+  return done;
+}
+
+// Per pixel: Σ samples, Σ of the squared batch means, Σ of the squared samples.
+struct PixelSums {
+  const std::vector<glm::dvec3>& sum;
+  const std::vector<glm::dvec3>& batchMeanSquares;
+  const std::vector<glm::dvec3>& sampleSquares;
+};
+
+// The mean radiance and the variance of that mean, per pixel, from `done` samples in batches of `batch`.
+void fillImages(const PixelSums& sums, std::uint32_t done, std::uint32_t batch, ReferenceImage& result) {
+  const double n = double(done);
+  const double batches = n / double(batch);
+  for (std::size_t pixel = 0; pixel < sums.sum.size(); ++pixel) {
+    const glm::dvec3 mean = sums.sum[pixel] / n;
+    result.radiance.pixels[pixel] = glm::vec3(mean);
+    glm::dvec3 variance(0.0);
+    if (batches >= 2.0) {
+      // Sample variance of the K batch means, s² = (Σm² − K·mean²)/(K − 1); the mean's is s²/K.
+      variance = glm::max(sums.batchMeanSquares[pixel] - batches * mean * mean, glm::dvec3(0.0)) /
+                 ((batches - 1.0) * batches);
+    } else if (done > 1) {
+      // A single batch: the per-sample variance s²/n, an upper bound for stratified points.
+      variance = glm::max(sums.sampleSquares[pixel] - n * mean * mean, glm::dvec3(0.0)) / ((n - 1.0) * n);
+    }
+    result.variance.pixels[pixel] = glm::vec3(variance);
+  }
+}
+
+}  // namespace
 
 ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions& options) {
   if (options.width <= 0 || options.height <= 0 || options.width > 32768 || options.height > 32768)
@@ -229,46 +320,9 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
 
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  std::uint32_t done = 0;
-  if (options.seconds <= 0.0) {
-    std::unique_ptr<Progress> progress;
-    if (options.showProgress)
-      progress = std::make_unique<Progress>("reference", std::uint64_t(pixelCount) * options.spp, "samples");
-    // Passes of 64 samples (a multiple of B) let Ctrl-C land between them too.
-    const std::uint32_t pass = 64;
-    while (done < options.spp) {
-      const std::uint32_t next = std::min(options.spp, done + pass);
-      renderPass(done, next, progress.get());
-      done = next;
-    }
-    if (progress) progress->finish();
-  } else {
-    // Time budget: passes of whole batches sized from the measured rate; the last pass may run
-    // past the budget by at most about half the time that was left before it.
-    const std::uint32_t cap =
-        options.spp > 0 ? std::max(batch, options.spp / batch * batch) : 0xffffffffU / batch * batch;
-    std::unique_ptr<Progress> progress;
-    if (options.showProgress)
-      progress = std::make_unique<Progress>("reference", std::uint64_t(options.seconds * 1000.0), "ms");
-    std::uint32_t pass = batch;
-    while (done < cap) {
-      const double before = elapsed();
-      const std::uint32_t next = std::uint32_t(std::min<std::uint64_t>(cap, std::uint64_t(done) + pass));
-      const std::uint32_t count = next - done;
-      renderPass(done, next, nullptr);
-      done = next;
-      const double now = elapsed();
-      if (progress)
-        progress->advance(std::uint64_t(std::min(now, options.seconds) * 1000.0) -
-                          std::uint64_t(std::min(before, options.seconds) * 1000.0));
-      const double perSample = (now - before) / double(count);
-      const double left = options.seconds - now;
-      if (left <= 0.0) break;
-      const double affordable = std::clamp(left / std::max(perSample, 1e-9) * 0.5, 1.0, 1024.0);
-      pass = std::max(batch, std::uint32_t(affordable) / batch * batch);
-    }
-    if (progress) progress->finish();
-  }
+  const std::uint32_t done = options.seconds <= 0.0
+                                ? renderSampleCount(renderPass, options, pixelCount)
+                                : renderForTime(renderPass, options, batch, elapsed);
 
   ReferenceImage result;
   result.spp = done;
@@ -276,22 +330,8 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
   result.rayCount = rays.load();
   result.radiance = display::Image(width, height);
   result.variance = display::Image(width, height);
-  const double n = double(done);
-  const double batches = n / double(batch);
-  for (std::size_t pixel = 0; pixel < pixelCount; ++pixel) {
-    const glm::dvec3 mean = sum[pixel] / n;
-    result.radiance.pixels[pixel] = glm::vec3(mean);
-    glm::dvec3 variance(0.0);
-    if (batches >= 2.0) {
-      // Sample variance of the K batch means, s² = (Σm² − K·mean²)/(K − 1); the mean's is s²/K.
-      variance = glm::max(sumBatchMeanSquares[pixel] - batches * mean * mean, glm::dvec3(0.0)) /
-                 ((batches - 1.0) * batches);
-    } else if (done > 1) {
-      // A single batch: the per-sample variance s²/n, an upper bound for stratified points.
-      variance = glm::max(sumSampleSquares[pixel] - n * mean * mean, glm::dvec3(0.0)) / ((n - 1.0) * n);
-    }
-    result.variance.pixels[pixel] = glm::vec3(variance);
-  }
+  const PixelSums sums{sum, sumBatchMeanSquares, sumSampleSquares};
+  fillImages(sums, done, batch, result);
   if (options.showProgress) {
     char line[160];
     std::snprintf(line, sizeof line, "reference: %u spp, %.1f s, %.2f Mrays/s", done, result.seconds,

@@ -58,6 +58,15 @@ public:
   glm::vec3 radiance(Ray ray, SampleStream& samples, std::uint64_t& rays) const;
 
 private:
+  // MIS weight of emission found by a cosine bounce (pdf `bsdfPdf`) against the light sampling that could have
+  // chosen the same emitter point; 1 for an emitter the light set does not hold.
+  float emissionWeight(const Ray& ray, const Hit& hit, const SurfacePoint& point, float bsdfPdf) const;
+  // Next-event estimation at `point` (normals `shading`, `geometric` on the side the path arrived from, Lambertian
+  // f = `bsdf`): one light chosen by power, with its visibility and MIS weight, times the path throughput `beta`.
+  glm::vec3 directLight(const SurfacePoint& point, const glm::vec3& shading, const glm::vec3& geometric,
+                        const glm::vec3& bsdf, const glm::vec3& beta, SampleStream& samples,
+                        std::uint64_t& rays) const;
+
   const EmbreeScene& m_embree;
   const LightSet& m_lights;
   std::uint32_t m_maxDepth;

@@ -19,7 +19,6 @@ using namespace ibrr;
 
 namespace {
 
-
 void resealChecksum(std::vector<std::byte>& bytes) {
   if (bytes.size() < 8) return;
   const std::uint64_t sum = fnv1a64(std::span(bytes).first(bytes.size() - 8));
