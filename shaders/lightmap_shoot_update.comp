@@ -25,18 +25,32 @@ layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]
 layout(std430, binding = 5) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
 layout(std430, binding = 8) readonly buffer Axes { TexelAxes u_axes[]; };
 
+#ifdef RECORD_SHOT
+// Adaptive subdivision: each receiver's ΔL of this shot, so that a leaf split after the shot can
+// take it back from its children and give them their own (the buffer is cleared before the shot).
+layout(std430, binding = 9) buffer LastShot { vec4 u_lastShot[]; };
+#endif
+#ifdef SUBSET
+// Only these receivers (the children of a split, taking the shot again at their own size).
+layout(std430, binding = 10) readonly buffer Subset { uint u_subset[]; };
+#endif
+
 layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F: distance, chart (layer 0)
 
 layout(location = 0) uniform vec3 u_shooter;     // centroid of the cluster (scene units)
 layout(location = 1) uniform mat3 u_toShooter;   // rows: tangent, bitangent, normal
-layout(location = 3) uniform uint u_count;       // valid texels
+layout(location = 3) uniform uint u_count;       // valid texels (elements; SUBSET: the subset's)
 layout(location = 4) uniform float u_area;       // A_c
 layout(location = 5) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
 layout(location = 6) uniform float u_nearRadius;    // exact per-texel form factors below this distance
 
 void main() {
+  if (gl_GlobalInvocationID.x >= u_count) return;
+#ifdef SUBSET
+  uint r = u_subset[gl_GlobalInvocationID.x];
+#else
   uint r = gl_GlobalInvocationID.x;
-  if (r >= u_count) return;
+#endif
   Receiver receiver = u_receiver[r];
   if (receiver.chartShooter.y == u_cluster) return;
   vec3 toReceiver = receiver.positionArea.xyz - u_shooter;
@@ -66,4 +80,7 @@ void main() {
   vec3 delta = receiver.albedo.rgb * incident;
   u_radiance[r].rgb += delta;
   u_residual[r].rgb += delta;
+#ifdef RECORD_SHOT
+  u_lastShot[r] = vec4(delta, 0.0);
+#endif
 }

@@ -47,6 +47,7 @@ constexpr int kGatherToleranceIterationCap = 1000;  // --tolerance alone: iterat
 // Progressive refinement's atlas default (README, "Progressive refinement"); its solver defaults
 // are ProgressiveOptions'.
 constexpr int kProgressiveDefaultAtlasSize = 256;
+
 // Stochastic iteration's atlas default (README, "Stochastic iteration"); its solver defaults are
 // StochasticOptions'.
 constexpr int kStochasticDefaultAtlasSize = lightmap::kDefaultStochasticAtlasSize;
@@ -68,6 +69,8 @@ struct BakeCommandOptions {
   bool noRotation = false;
   // --method progressive (--atlas, --texel-density and --time-budget as above)
   lightmap::ProgressiveOptions progressive;
+  bool adaptive = false;                                       // --adaptive: progressive.adaptive below
+  lightmap::QuadtreeOptions quadtree;  // --max-depth, --leaf-texels, ...
   // --method stochastic (also --atlas, --texel-density, --time-budget, --iterations, --seed, and
   // --hemisphere and --max-edge as progressive)
   lightmap::StochasticOptions stochastic;
@@ -92,7 +95,12 @@ const std::vector<std::string> kGatherOnlyFlags = {"--texel-density", "--atlas",
 const std::vector<std::string> kShootingFlags = {"--hemisphere", "--max-edge", "--cluster", "--emitter-cluster"};
 // Flags of --method progressive only; it also reads --atlas, --texel-density, --time-budget and the
 // shooting flags.
-const std::vector<std::string> kProgressiveOnlyFlags = {"--residual", "--shots"};
+const std::vector<std::string> kProgressiveOnlyFlags = {
+    "--residual",     "--shots",     "--adaptive",    "--max-depth", "--leaf-texels",
+    "--split-gradient", "--max-texels", "--split-every", "--leaf-borders"};
+// Flags of --method progressive --adaptive only.
+const std::vector<std::string> kAdaptiveOnlyFlags = {"--max-depth",  "--leaf-texels",  "--split-gradient",
+                                                     "--max-texels", "--split-every", "--leaf-borders"};
 // The gather and light-path flags progressive refinement has no use for.
 const std::vector<std::string> kNotProgressiveFlags = {
     "--iterations", "--tolerance", "--layers", "--no-rotation", "--hemicube", "--indirect-hemicube", "--seed"};
@@ -173,8 +181,8 @@ struct LightmapBakeInputs {
 };
 
 template <typename CheckScene>
-LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const lightmap::AtlasOptions& atlasOptions,
-                                       const std::string& what, CheckScene checkScene) {
+LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, lightmap::AtlasOptions atlasOptions,
+                                       const std::string& what, CheckScene checkScene, int adaptiveDepth = 0) {
   LightmapBakeInputs inputs;
   inputs.scene = loadSceneArgument(options.scene);
   checkLightmapOutputs(options);  // none of the outputs is one of the scene's files
@@ -183,6 +191,8 @@ LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, const 
   info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +
        " triangles) on " + inputs.context->info().renderer);
   inputs.total.restart();
+  // Adaptive subdivision solves on its finest level: 2^depth times the roots' density.
+  if (adaptiveDepth > 0) atlasOptions = lightmap::finestAtlasOptions(inputs.scene, atlasOptions, adaptiveDepth);
   inputs.atlasOptions = atlasOptions;
   inputs.atlas = lightmap::buildAtlas(inputs.scene, atlasOptions);
   // The patch list (58 bytes a texel) and a solver's radiance, residual and GPU textures: about 160.
@@ -276,12 +286,22 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   checkLightmapBakeCommand(command, options, "progressive", kNotProgressiveFlags);
   lightmap::ProgressiveOptions settings = options.progressive;
   settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
+  if (options.adaptive) {
+    lightmap::validateQuadtreeOptions(options.quadtree);
+    settings.adaptive = options.quadtree;
+    if (!given(command, "--cluster")) settings.clusterTexels = lightmap::kAdaptiveDefaultClusterRoots;
+  } else {
+    for (const std::string& flag : kAdaptiveOnlyFlags)
+      if (given(command, flag))
+        throw CLI::ValidationError(flag + " is a setting of adaptive subdivision: add --adaptive");
+  }
   lightmap::validateProgressiveOptions(settings);
-  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kProgressiveDefaultAtlasSize);
+  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(
+      command, options, options.adaptive ? lightmap::kAdaptiveDefaultRootAtlas : kProgressiveDefaultAtlasSize);
 
-  const LightmapBakeInputs inputs =
-      prepareLightmapBake(options, atlasOptions, "progressive refinement of",
-                          [&](const scene::Scene& loaded) { lightmap::checkProgressiveScene(loaded); });
+  const LightmapBakeInputs inputs = prepareLightmapBake(
+      options, atlasOptions, "progressive refinement of",
+      [&](const scene::Scene& loaded) { lightmap::checkProgressiveScene(loaded); }, settings.adaptive.depth);
   Progress progress("progressive", 0, "shots");
   const lightmap::ProgressiveResult result = lightmap::solveProgressive(
       inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
@@ -291,10 +311,17 @@ void runProgressiveBake(const CLI::App& command, const BakeCommandOptions& optio
   const lightmap::ProgressiveCheckpoint& end = result.checkpoints.back();
   printAtlasSummary(inputs);
   std::printf(
-      "shooters         %zu (blocks of %d² texels, %d² on emitters); visibility: %zu triangles tessellated "
+      "shooters         %zu (blocks of %d² %s, %d² on emitters); visibility: %zu triangles tessellated "
       "into %zu, hemisphere %d²\n",
-      result.clusters, settings.clusterTexels, settings.emitterClusterTexels, result.sceneTriangles,
-      result.visibilityTriangles, settings.hemisphereResolution);
+      result.clusters, settings.clusterTexels, options.adaptive ? "roots" : "texels", settings.emitterClusterTexels,
+      result.sceneTriangles, result.visibilityTriangles, settings.hemisphereResolution);
+  if (options.adaptive)
+    std::printf(
+        "adaptive         %zu radiosity texels (%.1f%% of the finest level's %zu) in %zu leaves of %d² texels, "
+        "%zu leaf splits (%.2f s), roots %d² atlas texels\n",
+        result.elements, 100.0 * double(result.elements) / double(std::max<std::size_t>(inputs.validTexels, 1)),
+        inputs.validTexels, result.leaves.size(), settings.adaptive.leafElements, result.leafSplits, result.splitSeconds,
+        1 << settings.adaptive.depth);
   std::printf(
       "shots            %llu (stopped by %s), %.2f ms per shot; residual %.4f of the emitted power; "
       "90%% converged after %llu shots, 99%% after %llu\n",
@@ -617,6 +644,27 @@ void addBakeCommand(CLI::App& app) {
                    "progressive: stop when the unshot power falls below this fraction of the emitted power")
       ->capture_default_str();
   command->add_option("--shots", pr.maxShots, "progressive: stop after N shots (0 = no limit)");
+  command->add_flag("--adaptive", options->adaptive,
+                    "progressive: adaptive subdivision (GPU Gems 2 §39.3): every chart the root of quadtrees whose "
+                    "leaves of k×k texels split in four where the radiosity's second difference is large; --atlas "
+                    "then sizes the roots (default " + std::to_string(lightmap::kAdaptiveDefaultRootAtlas) +
+                        "), --cluster counts roots (default " + std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
+  lightmap::QuadtreeOptions& q = options->quadtree;
+  command->add_option("--max-depth", q.depth, "--adaptive: levels of splitting below the roots, [1, 6]")
+      ->capture_default_str();
+  command->add_option("--leaf-texels", q.leafElements, "--adaptive: a leaf holds k×k texels, [1, 32]")
+      ->capture_default_str();
+  command
+      ->add_option("--split-gradient", q.splitThreshold,
+                   "--adaptive: split a leaf where a texel's radiance differs from the line through its neighbours "
+                   "by more than this fraction of the local radiance (|l₋ − 2l + l₊| / max l)")
+      ->capture_default_str();
+  command->add_option("--max-texels", q.maxElements, "--adaptive: the texel budget; no split beyond it (0 = none)")
+      ->capture_default_str();
+  command->add_option("--split-every", pr.splitEveryShots, "--adaptive: test the leaves after every N shots")
+      ->capture_default_str();
+  command->add_flag("--leaf-borders", pr.drawLeafBorders,
+                    "--adaptive: darken the leaves' borders in the lightmap (a picture of the subdivision)");
   command
       ->add_option("--shooters", options->stochastic.shootersPerIteration,
                    "stochastic: shooting texels per iteration, batched into one update pass, [1, 64]")
@@ -671,6 +719,7 @@ void addBakeCommand(CLI::App& app) {
       "  ibrr bake cornell --method gather --atlas 256 --hemicube 128 --tolerance 0.005 -o fine.lightmap\n"
       "  ibrr bake cornell --method progressive -o cornell.lightmap\n"
       "  ibrr bake cornell --method progressive --atlas 1024 --cluster 32 --emitter-cluster 4 -o fine.lightmap\n"
+      "  ibrr bake cornell --method progressive --adaptive -o adaptive.lightmap\n"
       "  ibrr bake cornell --method stochastic -o cornell.lightmap\n"
       "  ibrr bake cornell --method stochastic --iterations 2000 --shooters 16 --seed 7 -o more.lightmap\n"
       "  ibrr bake cornell --method matrix --save-matrix cornell.ffmatrix -o cornell.lightmap\n"

@@ -334,23 +334,29 @@ MethodResult runGather(const MethodContext& context) {
 // Texel lightmap, progressive refinement radiosity, error every so many shots.
 
 struct ProgressiveSetup {
-  lightmap::AtlasOptions atlasOptions;
+  lightmap::AtlasOptions atlasOptions;  // adaptive: the roots'
   lightmap::ProgressiveOptions progressiveOptions;
 };
 
-ProgressiveSetup progressiveSetup(const CompareOptions& options) {
-  ProgressiveSetup setup;  // Final: the atlas's and the solver's documented defaults
+// Final: the atlas's and the solver's documented defaults (adaptive: `ibrr bake --adaptive`'s).
+ProgressiveSetup progressiveSetup(const CompareOptions& options, bool adaptive) {
+  ProgressiveSetup setup;
   lightmap::ProgressiveOptions& p = setup.progressiveOptions;
   p.checkpointShots = 500;
+  if (adaptive) {
+    setup.atlasOptions.targetSize = lightmap::kAdaptiveDefaultRootAtlas;
+    p.adaptive = lightmap::QuadtreeOptions{};
+    p.clusterTexels = lightmap::kAdaptiveDefaultClusterRoots;
+  }
   if (options.quality == Quality::Smoke) {
-    setup.atlasOptions.targetSize = 64;
+    setup.atlasOptions.targetSize = adaptive ? 32 : 64;
     p.hemisphereResolution = 128;
     p.residualFraction = 0.05;
     p.maxShots = 400;
     p.checkpointShots = 100;
   } else if (options.quality == Quality::Preview) {
-    setup.atlasOptions.targetSize = 128;
-    p.clusterTexels = 4;  // the same shooter size in scene units as 8 at the final 256²
+    setup.atlasOptions.targetSize /= 2;
+    p.clusterTexels /= 2;  // the same shooter size in scene units as at the final atlas
     p.residualFraction = 0.02;
     p.checkpointShots = 250;
   }
@@ -358,31 +364,40 @@ ProgressiveSetup progressiveSetup(const CompareOptions& options) {
   return setup;
 }
 
-MethodResult runProgressive(const MethodContext& context) {
-  const ProgressiveSetup setup = progressiveSetup(context.options);
+MethodResult runProgressive(const MethodContext& context, bool adaptive) {
+  const ProgressiveSetup setup = progressiveSetup(context.options, adaptive);
+  const lightmap::ProgressiveOptions& options = setup.progressiveOptions;
   MethodResult result;
-  result.method = "progressive";
-  LightmapRun run(context, setup.atlasOptions, result);
-  Progress progress("progressive", 0, "shots");
+  result.method = adaptive ? "progressive-adaptive" : "progressive";
+  LightmapRun run(context,
+                  adaptive ? lightmap::finestAtlasOptions(context.scene, setup.atlasOptions, options.adaptive.depth)
+                           : setup.atlasOptions,
+                  result);
+  Progress progress(result.method, 0, "shots");
   const lightmap::ProgressiveResult solved = lightmap::solveProgressive(
-      context.scene, run.atlas(), run.patches(), setup.progressiveOptions,
+      context.scene, run.atlas(), run.patches(), options,
       [&](const lightmap::ProgressiveCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
         run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.shots) + " shots");
       },
       [&](std::uint64_t, double) { progress.advance(1); });
   progress.finish();
-  nlohmann::json settings = nlohmann::json::parse(lightmap::progressiveSettingsJson(setup.progressiveOptions));
+  nlohmann::json settings = nlohmann::json::parse(lightmap::progressiveSettingsJson(options));
   settings["shots"] = solved.shots;
   settings["clusters"] = solved.clusters;
   settings["visibilityTriangles"] = solved.visibilityTriangles;
   settings["residualFractionReached"] = solved.checkpoints.back().residualFraction;
   settings["stopReason"] = solved.stopReason;
+  settings["radiosityTexels"] = solved.elements;
   const long residualTenthsOfPercent = std::lround(1000.0 * solved.checkpoints.back().residualFraction);
   const std::string residual =
       std::to_string(residualTenthsOfPercent / 10) + "." + std::to_string(residualTenthsOfPercent % 10) + "%";
-  result.summary = run.atlasSummary() + ", " + std::to_string(solved.clusters) + " shooters (" +
-                   std::to_string(setup.progressiveOptions.clusterTexels) + "² texel blocks), " +
-                   std::to_string(solved.shots) + " shots to " + residual + " residual";
+  result.summary = run.atlasSummary() + ", " +
+                   (adaptive ? std::to_string(solved.elements) + " radiosity texels in " +
+                                   std::to_string(solved.leaves.size()) + " leaves, "
+                             : std::string()) +
+                   std::to_string(solved.clusters) + " shooters (" + std::to_string(options.clusterTexels) + "² " +
+                   (adaptive ? "root" : "texel") + " blocks), " + std::to_string(solved.shots) + " shots to " +
+                   residual + " residual";
   run.finish(solved.lightmap, solved.seconds, std::move(settings));
   return result;
 }
@@ -518,7 +533,11 @@ constexpr std::array kRunners{
                  [](const MethodContext& context) { return runKellerFrame(context, false); }},
     MethodRunner{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", runGather},
     MethodRunner{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",
-                 runProgressive},
+                 [](const MethodContext& context) { return runProgressive(context, false); }},
+    MethodRunner{"progressive-adaptive",
+                 "the same with adaptive subdivision: quadtree leaves split where the radiosity's second difference "
+                 "is large",
+                 [](const MethodContext& context) { return runProgressive(context, true); }},
     MethodRunner{"stochastic", "texel lightmap, GPU stochastic iteration radiosity (perspective ray-bundle shooting)",
                  runStochastic},
     MethodRunner{"matrix", "texel lightmap, k-bounce form-factor matrix (one GPU matrix-vector product per relight)",

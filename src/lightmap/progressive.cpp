@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -32,6 +34,8 @@ constexpr GLuint kClusterTexelsBinding = 5;
 constexpr GLuint kClusterResidualBinding = 6;
 constexpr GLuint kRadianceBinding = 7;
 constexpr GLuint kAxesBinding = 8;
+constexpr GLuint kLastShotBinding = 9;  // adaptive: RECORD_SHOT
+constexpr GLuint kSubsetBinding = 10;   // adaptive: SUBSET
 
 // Uniform locations (shaders/lightmap_shoot_*).
 constexpr GLint kUniformShooter = 0;
@@ -70,16 +74,26 @@ void validateProgressiveOptions(const ProgressiveOptions& options) {
                 ": give a fraction of the emitted power in [0, 1) (e.g. 0.01; 0 = off)");
   if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
     throw Error("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
+  if (options.adaptive.depth > 0) validateQuadtreeOptions(options.adaptive);
+  if (options.splitEveryShots < 1) throw Error("--split-every 0: give a number of shots ≥ 1");
   if (options.residualFraction == 0.0 && options.maxShots == 0 && options.timeBudgetSeconds == 0.0)
     throw Error("--residual 0 with no --shots and no --time-budget would never stop: give one of them");
 }
 
 std::string progressiveSettingsJson(const ProgressiveOptions& options) {
-  const nlohmann::json json = {
+  nlohmann::json json = {
       {"cluster", options.clusterTexels},           {"emitter_cluster", options.emitterClusterTexels},
       {"hemisphere", options.hemisphereResolution}, {"max_edge", options.maxEdgeFraction},
       {"residual", options.residualFraction},       {"shots", options.maxShots},
       {"time_budget_s", options.timeBudgetSeconds}};
+  if (options.adaptive.depth > 0) {
+    json["adaptive"] = {{"max_depth", options.adaptive.depth},
+                        {"leaf_texels", options.adaptive.leafElements},
+                        {"split_gradient", options.adaptive.splitThreshold},
+                        {"max_texels", options.adaptive.maxElements},
+                        {"split_every", options.splitEveryShots},
+                        {"leaf_borders", options.drawLeafBorders}};
+  }
   return json.dump();
 }
 
@@ -92,157 +106,344 @@ std::uint64_t shotsToResidual(const ProgressiveResult& result, double fraction) 
   return result.shots + 1;
 }
 
-ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
-                                   const ProgressiveOptions& options, const ProgressiveCheckpointCallback& onCheckpoint,
-                                   const ProgressiveProgressCallback& onProgress) {
-  validateProgressiveOptions(options);
-  const Stopwatch solveTime;
-  checkProgressiveScene(scene);
-  const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
+namespace {
 
-  gpu::DebugGroup group("progressive refinement");
-  const ShooterClusters clusters =
-      buildShooterClusters(atlas, patches, texels, options.clusterTexels, options.emitterClusterTexels);
-  const std::size_t clusterCount = clusters.area.size();
-  const std::size_t texelCount = texels.size();
+// The solver's unknowns as the shoot shaders read them (per element: its receiver record, texel
+// axes and L_e) and the shooters' members: the atlas's valid texels, or the quadtree's elements.
+struct ShootElements {
+  std::vector<GpuReceiver> receivers;
+  std::vector<GpuTexelAxes> axes;
+  std::vector<glm::vec4> emission;
+  std::vector<std::uint32_t> clusterFirst;  // C + 1 offsets into clusterMembers
+  std::vector<std::uint32_t> clusterMembers;
+  [[nodiscard]] std::size_t size() const { return receivers.size(); }
+};
 
-  // Per valid texel: the receiver record, L = L_e and ΔL = L_e; the emitted power
-  // Φ_e = Σ π mean_rgb(L_e) A (W, averaged over RGB: the unit of every residual figure).
-  const ShootReceivers shootReceivers = makeShootReceivers(atlas, patches, texels, clusters.ofTexel);
-  std::vector<glm::vec4> initial(texelCount);
-  double emittedPower = 0.0;
-  for (std::size_t i = 0; i < texelCount; ++i) {
-    const std::uint32_t t = texels[i];
-    initial[i] = glm::vec4(patches.emission[t], 0.0f);
-    emittedPower += std::numbers::pi * double(meanRgb(patches.emission[t])) * double(patches.area[t]);
+ShootElements texelElements(const LightmapAtlas& atlas, const PatchList& patches, std::span<const std::uint32_t> texels,
+                            const ShooterClusters& clusters) {
+  ShootReceivers records = makeShootReceivers(atlas, patches, texels, clusters.ofTexel);
+  ShootElements out;
+  out.receivers = std::move(records.receivers);
+  out.axes = std::move(records.axes);
+  for (const std::uint32_t t : texels) out.emission.emplace_back(patches.emission[t], 0.0f);
+  out.clusterFirst = clusters.first;
+  out.clusterMembers = clusters.texels;
+  return out;
+}
+
+// The quadtree's elements; each belongs to the shooter of its first texel (the shooters' blocks
+// are whole roots, so an element never straddles two). An element of side s has s times a texel's axes.
+ShootElements quadtreeElements(const LightmapAtlas& atlas, const PatchList& patches, const LightmapQuadtree& quadtree,
+                               const ShooterClusters& clusters, std::span<const std::uint32_t> compactOfTexel) {
+  ShootElements out;
+  const std::vector<QuadtreeElement>& elements = quadtree.elements();
+  std::vector<std::uint32_t> clusterOf(elements.size());
+  std::vector<std::uint32_t> count(clusters.size() + 1, 0);
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    const QuadtreeElement& e = elements[i];
+    clusterOf[i] = clusters.ofTexel[compactOfTexel[e.firstTexel]];
+    ++count[clusterOf[i] + 1];
+    const std::uint32_t chart = quadtree.leaves()[e.leaf].chart;
+    out.receivers.push_back({glm::vec4(e.position, float(e.area)), glm::vec4(e.normal, 0.0f),
+                             glm::vec4(e.albedo, 0.0f), glm::uvec4(chart, clusterOf[i], 0u, 0u)});
+    GpuTexelAxes axes = triangleTexelAxes(atlas, patches.triangle[e.firstTexel]);
+    axes.u *= float(e.side), axes.v *= float(e.side);
+    out.axes.push_back(axes);
+    out.emission.emplace_back(e.emission, 0.0f);
   }
-  if (!(emittedPower > 0.0))
+  std::partial_sum(count.begin(), count.end(), count.begin());
+  out.clusterFirst = count;
+  out.clusterMembers.resize(elements.size());
+  for (std::uint32_t i = 0; i < elements.size(); ++i) out.clusterMembers[count[clusterOf[i]]++] = i;
+  return out;
+}
+
+// The buffers sized by the elements (re-made when a split changes them).
+struct ElementBuffers {
+  gpu::Buffer receivers, residual, radiance, axes, clusterFirst, clusterMembers, lastShot;
+  std::size_t count = 0;
+
+  ElementBuffers(const ShootElements& elements, const std::vector<glm::vec4>& radianceValues,
+                 const std::vector<glm::vec4>& residualValues, bool recordShot)
+      : receivers(makeStorageBuffer(elements.receivers)),
+        residual(makeStorageBuffer(residualValues)),
+        radiance(makeStorageBuffer(radianceValues, GL_MAP_READ_BIT)),
+        axes(makeStorageBuffer(elements.axes)),
+        clusterFirst(makeStorageBuffer(elements.clusterFirst)),
+        clusterMembers(makeStorageBuffer(elements.clusterMembers)),
+        count(elements.size()) {
+    if (recordShot) lastShot = makeStorageBuffer(std::vector<glm::vec4>(count), GL_DYNAMIC_STORAGE_BIT);
+  }
+  void bind() const {
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kReceiversBinding, receivers.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResidualBinding, residual.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, radiance.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kAxesBinding, axes.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterFirstBinding, clusterFirst.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterTexelsBinding, clusterMembers.id());
+    if (lastShot.id() != 0) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kLastShotBinding, lastShot.id());
+  }
+};
+
+std::vector<glm::vec4> readVec4s(const gpu::Buffer& buffer, std::size_t count) {
+  std::vector<glm::vec4> out(count);
+  glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
+  glGetNamedBufferSubData(buffer.id(), 0, GLsizeiptr(count * sizeof(glm::vec4)), out.data());
+  return out;
+}
+
+// One progressive refinement solve: the set-up, then shots until a stop (ProgressiveSolver::run).
+class ProgressiveSolver {
+public:
+  ProgressiveSolver(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
+                    const ProgressiveOptions& options);
+  ProgressiveResult run(const ProgressiveCheckpointCallback& onCheckpoint,
+                        const ProgressiveProgressCallback& onProgress);
+
+private:
+  [[nodiscard]] bool adaptive() const { return m_quadtree.has_value(); }
+  void bindBuffers() const;
+  GpuChoice selectShooter() const;
+  [[nodiscard]] std::string stopReason(const GpuChoice& choice, double residualFraction) const;
+  void shoot(std::uint32_t cluster);
+  void dispatchUpdate(const gpu::Program& program, std::size_t count) const;
+  void splitAfterShot();
+  // The current L per atlas texel (0 on padding) and its mean over the valid texels.
+  std::vector<glm::vec3> atlasRadiance(glm::dvec3& mean);
+
+  const scene::Scene& m_scene;
+  const LightmapAtlas& m_atlas;
+  const PatchList& m_patches;
+  const ProgressiveOptions m_options;
+  const Stopwatch m_solveTime;
+  std::vector<std::uint32_t> m_texels;          // the valid texels, atlas indices
+  std::vector<std::uint32_t> m_compactOfTexel;  // atlas index → index into m_texels
+  ShooterClusters m_clusters;
+  std::optional<LightmapQuadtree> m_quadtree;
+  std::optional<ElementBuffers> m_elements;
+  double m_emittedPower = 0.0;
+  gpu::Buffer m_clusterResidual, m_partials, m_result, m_subset;
+  std::size_t m_partialCount = 0;
+  std::optional<HemisphereVisibility> m_visibility;
+  gpu::Program m_select, m_selectFinal, m_update, m_updateSubset, m_zero;
+  ProgressiveResult m_out;
+};
+
+ProgressiveSolver::ProgressiveSolver(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
+                                     const ProgressiveOptions& options)
+    : m_scene(scene), m_atlas(atlas), m_patches(patches), m_options(options) {
+  validateProgressiveOptions(options);
+  checkProgressiveScene(scene);
+  m_texels = solverTexels(atlas, patches);
+  m_compactOfTexel.assign(patches.texelCount(), 0);
+  for (std::uint32_t i = 0; i < m_texels.size(); ++i) m_compactOfTexel[m_texels[i]] = i;
+  // Adaptive: the shooters' blocks count roots (2^D texels a side), as the uniform ones count texels.
+  const int rootSide = options.adaptive.depth > 0 ? 1 << options.adaptive.depth : 1;
+  m_clusters = buildShooterClusters(atlas, patches, m_texels, options.clusterTexels * rootSide,
+                                    options.emitterClusterTexels * rootSide);
+  ShootElements elements;
+  if (options.adaptive.depth > 0) {
+    m_quadtree.emplace(atlas, patches, options.adaptive);
+    elements = quadtreeElements(atlas, patches, *m_quadtree, m_clusters, m_compactOfTexel);
+  } else {
+    elements = texelElements(atlas, patches, m_texels, m_clusters);
+  }
+  // Per element L = L_e and ΔL = L_e; the emitted power Φ_e = Σ π mean_rgb(L_e) A (W, averaged
+  // over RGB: the unit of every residual figure).
+  for (std::size_t i = 0; i < elements.size(); ++i)
+    m_emittedPower += std::numbers::pi * double(meanRgb(glm::vec3(elements.emission[i]))) *
+                      double(elements.receivers[i].positionArea.w);
+  if (!(m_emittedPower > 0.0))
     throw Error(scene.sourcePath.string() +
                 ": no texel emits light (the lightmap would be black); give the scene an "
                 "emissive surface or quad light");
-
-  const gpu::Buffer receiverBuffer = makeStorageBuffer(shootReceivers.receivers);
-  const gpu::Buffer residualBuffer = makeStorageBuffer(initial);
-  const gpu::Buffer radianceBuffer = makeStorageBuffer(initial, GL_MAP_READ_BIT);
-  const gpu::Buffer axesBuffer = makeStorageBuffer(shootReceivers.axes);
-  const gpu::Buffer clusterFirstBuffer = makeStorageBuffer(clusters.first);
-  const gpu::Buffer clusterTexelBuffer = makeStorageBuffer(clusters.texels);
-  const gpu::Buffer clusterResidualBuffer = makeStorageBuffer(std::vector<glm::vec4>(clusterCount));
-  const std::size_t partialCount = (clusterCount + kSelectGroupSize - 1) / kSelectGroupSize;
-  const gpu::Buffer partialBuffer = makeStorageBuffer(std::vector<GpuChoice>(partialCount));
-  const gpu::Buffer resultBuffer = makeStorageBuffer(std::vector<GpuChoice>(1));
-  // Bound before every shot: a checkpoint callback may draw with other buffers on these points.
-  const auto bindBuffers = [&] {
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kReceiversBinding, receiverBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResidualBinding, residualBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, radianceBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kAxesBinding, axesBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterFirstBinding, clusterFirstBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterTexelsBinding, clusterTexelBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterResidualBinding, clusterResidualBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kPartialsBinding, partialBuffer.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResultBinding, resultBuffer.id());
-  };
+  m_elements.emplace(elements, elements.emission, elements.emission, adaptive());
+  m_clusterResidual = makeStorageBuffer(std::vector<glm::vec4>(m_clusters.size()));
+  m_partialCount = (m_clusters.size() + kSelectGroupSize - 1) / kSelectGroupSize;
+  m_partials = makeStorageBuffer(std::vector<GpuChoice>(m_partialCount));
+  m_result = makeStorageBuffer(std::vector<GpuChoice>(1));
 
   // The visibility pass: the tessellated scene by hemispherical projection from the shooter.
-  const HemisphereVisibility visibility(scene, atlas, options.maxEdgeFraction, options.hemisphereResolution);
+  m_visibility.emplace(scene, atlas, options.maxEdgeFraction, options.hemisphereResolution);
+  m_select = gpu::loadProgram({"lightmap_shoot_select.comp"});
+  m_selectFinal = gpu::loadProgram({"lightmap_shoot_select.comp"}, {"FINAL_STAGE"});
+  m_update = adaptive() ? gpu::loadProgram({"lightmap_shoot_update.comp"}, {"RECORD_SHOT"})
+                        : gpu::loadProgram({"lightmap_shoot_update.comp"});
+  if (adaptive()) m_updateSubset = gpu::loadProgram({"lightmap_shoot_update.comp"}, {"RECORD_SHOT", "SUBSET"});
+  m_zero = gpu::loadProgram({"lightmap_shoot_zero.comp"});
+  for (const gpu::Program* program : {&m_update, &m_updateSubset})
+    if (program->id() != 0) glProgramUniform1f(program->id(), kUniformDepthEpsilon, m_visibility->depthEpsilon());
+  glProgramUniform1ui(m_select.id(), kUniformSelectCount, GLuint(m_clusters.size()));
+  glProgramUniform1ui(m_selectFinal.id(), kUniformSelectCount, GLuint(m_partialCount));
 
-  const gpu::Program selectProgram = gpu::loadProgram({"lightmap_shoot_select.comp"});
-  const gpu::Program selectFinalProgram = gpu::loadProgram({"lightmap_shoot_select.comp"}, {"FINAL_STAGE"});
-  const gpu::Program updateProgram = gpu::loadProgram({"lightmap_shoot_update.comp"});
-  const gpu::Program zeroProgram = gpu::loadProgram({"lightmap_shoot_zero.comp"});
-  glProgramUniform1ui(updateProgram.id(), kUniformCount, GLuint(texelCount));
-  glProgramUniform1f(updateProgram.id(), kUniformDepthEpsilon, visibility.depthEpsilon());
-  glProgramUniform1ui(selectProgram.id(), kUniformSelectCount, GLuint(clusterCount));
-  glProgramUniform1ui(selectFinalProgram.id(), kUniformSelectCount, GLuint(partialCount));
+  m_out.clusters = m_clusters.size();
+  m_out.sceneTriangles = atlas.triangleCount();
+  m_out.visibilityTriangles = m_visibility->triangles();
+  m_out.emittedPower = m_emittedPower;
+}
 
-  ProgressiveResult result;
-  result.clusters = clusterCount;
-  result.sceneTriangles = atlas.triangleCount();
-  result.visibilityTriangles = visibility.triangles();
-  result.emittedPower = emittedPower;
+// Bound before every shot: a checkpoint callback may draw with other buffers on these points.
+void ProgressiveSolver::bindBuffers() const {
+  m_elements->bind();
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterResidualBinding, m_clusterResidual.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kPartialsBinding, m_partials.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResultBinding, m_result.id());
+}
 
-  std::vector<glm::vec4> readBack;
-  std::vector<glm::vec3> radiance(patches.texelCount(), glm::vec3(0.0f));
+// 1. The next shooter: per-cluster residual, then the largest and the total (16 bytes back).
+GpuChoice ProgressiveSolver::selectShooter() const {
+  m_select.use();
+  glDispatchCompute(GLuint(m_partialCount), 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  m_selectFinal.use();
+  glDispatchCompute(1, 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+  GpuChoice choice;
+  glGetNamedBufferSubData(m_result.id(), 0, sizeof(GpuChoice), &choice);
+  return choice;
+}
+
+// Why the solve stops before this shot ("residual", "shots", "time"), or "" to go on.
+std::string ProgressiveSolver::stopReason(const GpuChoice& choice, double residualFraction) const {
+  if (m_options.residualFraction > 0.0 && residualFraction < m_options.residualFraction) return "residual";
+  if (!(choice.maxPower > 0.0f) || choice.cluster >= m_clusters.size()) return "residual";  // nothing left
+  if (m_options.maxShots > 0 && m_out.shots >= m_options.maxShots) return "shots";
+  if (m_options.timeBudgetSeconds > 0.0 && m_solveTime.seconds() >= m_options.timeBudgetSeconds) return "time";
+  return "";
+}
+
+void ProgressiveSolver::dispatchUpdate(const gpu::Program& program, std::size_t count) const {
+  program.use();
+  glProgramUniform1ui(program.id(), kUniformCount, GLuint(count));
+  glDispatchCompute(GLuint((count + kUpdateGroupSize - 1) / kUpdateGroupSize), 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+}
+
+// 2. Visibility from the cluster's centroid, lifted off its surface by the near plane; 3. every
+// receiver in one pass (adaptive: then the leaves that need it split, their children taking the
+// shot again), then the shooter's residual is zeroed.
+void ProgressiveSolver::shoot(std::uint32_t c) {
+  const glm::vec3 shooter = m_clusters.centroid[c];
+  m_visibility->render(shooter, m_clusters.normal[c]);
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
+  const glm::mat3 toShooter = shooterFrame(m_clusters.normal[c]);  // uploaded column-major, as GLSL reads it
+  for (const gpu::Program* program : {&m_update, &m_updateSubset}) {
+    if (program->id() == 0) continue;
+    glProgramUniform3fv(program->id(), kUniformShooter, 1, &shooter.x);
+    glProgramUniformMatrix3fv(program->id(), kUniformToShooter, 1, GL_FALSE, &toShooter[0][0]);
+    glProgramUniform1f(program->id(), kUniformArea, m_clusters.area[c]);
+    glProgramUniform1f(program->id(), kUniformNearRadius, kNearFieldSides * std::sqrt(m_clusters.area[c]));
+  }
+  glBindTextureUnit(0, m_visibility->texture());
+  if (adaptive()) glClearNamedBufferData(m_elements->lastShot.id(), GL_RGBA32F, GL_RGBA, GL_FLOAT, nullptr);
+  dispatchUpdate(m_update, m_elements->count);
+  if (adaptive() && m_out.shots % m_options.splitEveryShots == 0) splitAfterShot();
+  m_zero.use();
+  const std::uint32_t members = m_clusters.first[c + 1] - m_clusters.first[c];
+  glDispatchCompute(GLuint((members + kUpdateGroupSize - 1) / kUpdateGroupSize), 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+}
+
+// Splits the leaves whose radiance has a large second difference. A child starts from its
+// parent's L and ΔL before this shot (a split moves no energy: Σ L·A and Σ ΔL·A are kept) and then
+// takes this shot at its own size.
+void ProgressiveSolver::splitAfterShot() {
+  const Stopwatch time;
+  const std::size_t count = m_elements->count;
+  const std::vector<glm::vec4> radiance = readVec4s(m_elements->radiance, count);
+  std::vector<glm::vec3> luminous(count);
+  for (std::size_t i = 0; i < count; ++i) luminous[i] = glm::vec3(radiance[i]);
+  const QuadtreeSplit split = m_quadtree->split(luminous);
+  if (split.splitLeaves > 0) {
+    const std::vector<glm::vec4> residual = readVec4s(m_elements->residual, count);
+    const std::vector<glm::vec4> lastShot = readVec4s(m_elements->lastShot, count);
+    std::vector<glm::vec4> newRadiance(split.source.size()), newResidual(split.source.size());
+    for (std::size_t i = 0; i < split.source.size(); ++i) {
+      const std::uint32_t s = split.source[i];
+      const glm::vec4 undo = split.isNew[i] ? lastShot[s] : glm::vec4(0.0f);
+      newRadiance[i] = radiance[s] - undo;
+      newResidual[i] = residual[s] - undo;
+    }
+    const ShootElements elements = quadtreeElements(m_atlas, m_patches, *m_quadtree, m_clusters, m_compactOfTexel);
+    m_elements.emplace(elements, newRadiance, newResidual, true);
+    m_subset = makeStorageBuffer(split.newElements);
+    bindBuffers();
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kSubsetBinding, m_subset.id());
+    dispatchUpdate(m_updateSubset, split.newElements.size());
+    m_out.leafSplits += split.splitLeaves;
+  }
+  m_out.splitSeconds += time.seconds();
+}
+
+std::vector<glm::vec3> ProgressiveSolver::atlasRadiance(glm::dvec3& mean) {
+  const std::vector<glm::vec4> values = readVec4s(m_elements->radiance, m_elements->count);
+  std::vector<glm::vec3> perElement(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) perElement[i] = glm::vec3(values[i]);
+  std::vector<glm::vec3> radiance(m_patches.texelCount(), glm::vec3(0.0f));
+  if (adaptive()) {
+    radiance = m_quadtree->atlasRadiance(perElement);
+  } else {
+    for (std::size_t i = 0; i < m_texels.size(); ++i) radiance[m_texels[i]] = perElement[i];
+  }
+  glm::dvec3 sum(0.0);
+  for (const std::uint32_t t : m_texels) sum += glm::dvec3(radiance[t]);
+  mean = m_texels.empty() ? sum : sum / double(m_texels.size());
+  return radiance;
+}
+
+ProgressiveResult ProgressiveSolver::run(const ProgressiveCheckpointCallback& onCheckpoint,
+                                         const ProgressiveProgressCallback& onProgress) {
+  gpu::DebugGroup group("progressive refinement");
+  std::vector<glm::vec3> radiance;
   const auto checkpoint = [&](double residualFraction) {
-    const glm::dvec3 mean = readTexelRadiance(radianceBuffer, texels, readBack, radiance);
     ProgressiveCheckpoint stats;
-    stats.shots = result.shots;
-    stats.seconds = solveTime.seconds();
+    radiance = atlasRadiance(stats.meanRadiance);
+    stats.shots = m_out.shots;
+    stats.seconds = m_solveTime.seconds();
     stats.residualFraction = residualFraction;
-    stats.meanRadiance = mean;
-    result.checkpoints.push_back(stats);
+    m_out.checkpoints.push_back(stats);
     if (onCheckpoint) onCheckpoint(stats, radiance);
   };
-
   const Stopwatch shootTime;
   double residualFraction = 1.0;
   while (true) {
     throwIfInterrupted();
     bindBuffers();
-    // 1. The next shooter: per-cluster residual, then the largest and the total (16 bytes back).
-    selectProgram.use();
-    glDispatchCompute(GLuint(partialCount), 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    selectFinalProgram.use();
-    glDispatchCompute(1, 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-    GpuChoice choice;
-    glGetNamedBufferSubData(resultBuffer.id(), 0, sizeof(GpuChoice), &choice);
-    residualFraction = double(choice.totalPower) / emittedPower;
-    if (options.residualFraction > 0.0 && residualFraction < options.residualFraction) {
-      result.stopReason = "residual";
-      break;
-    }
-    if (!(choice.maxPower > 0.0f) || choice.cluster >= clusterCount) {  // nothing left to shoot
-      result.stopReason = "residual";
-      break;
-    }
-    if (options.maxShots > 0 && result.shots >= options.maxShots) {
-      result.stopReason = "shots";
-      break;
-    }
-    if (options.timeBudgetSeconds > 0.0 && solveTime.seconds() >= options.timeBudgetSeconds) {
-      result.stopReason = "time";
-      break;
-    }
-    if (options.checkpointShots > 0 && result.shots > 0 && result.shots % options.checkpointShots == 0) {
+    const GpuChoice choice = selectShooter();
+    residualFraction = double(choice.totalPower) / m_emittedPower;
+    m_out.stopReason = stopReason(choice, residualFraction);
+    if (!m_out.stopReason.empty()) break;
+    if (m_options.checkpointShots > 0 && m_out.shots > 0 && m_out.shots % m_options.checkpointShots == 0) {
       checkpoint(residualFraction);
       bindBuffers();
     }
-
-    // 2. Visibility from the cluster's centroid, lifted off its surface by the near plane.
-    const std::uint32_t c = choice.cluster;
-    const glm::vec3 shooter = clusters.centroid[c];
-    visibility.render(shooter, clusters.normal[c]);
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
-    const glm::mat3 toShooter = shooterFrame(clusters.normal[c]);  // uploaded column-major, as GLSL reads it
-
-    // 3. Every receiver in one pass, then the shooter's residual is zeroed.
-    updateProgram.use();
-    glProgramUniform3fv(updateProgram.id(), kUniformShooter, 1, &shooter.x);
-    glProgramUniformMatrix3fv(updateProgram.id(), kUniformToShooter, 1, GL_FALSE, &toShooter[0][0]);
-    glProgramUniform1f(updateProgram.id(), kUniformArea, clusters.area[c]);
-    glProgramUniform1f(updateProgram.id(), kUniformNearRadius, kNearFieldSides * std::sqrt(clusters.area[c]));
-    glBindTextureUnit(0, visibility.texture());
-    glDispatchCompute(GLuint((texelCount + kUpdateGroupSize - 1) / kUpdateGroupSize), 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    zeroProgram.use();
-    const std::uint32_t members = clusters.first[c + 1] - clusters.first[c];
-    glDispatchCompute(GLuint((members + kUpdateGroupSize - 1) / kUpdateGroupSize), 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    ++result.shots;
-    result.shotPowers.push_back(choice.maxPower);
-    result.shotResiduals.push_back(float(residualFraction));
-    if (onProgress) onProgress(result.shots, residualFraction);
+    shoot(choice.cluster);
+    ++m_out.shots;
+    m_out.shotPowers.push_back(choice.maxPower);
+    m_out.shotResiduals.push_back(float(residualFraction));
+    if (onProgress) onProgress(m_out.shots, residualFraction);
   }
-  result.shootSeconds = shootTime.seconds();
+  m_out.shootSeconds = shootTime.seconds();
   gpu::checkGlError("progressive refinement");
   checkpoint(residualFraction);
+  m_out.elements = m_elements->count;
+  if (adaptive()) {
+    m_out.leaves = m_quadtree->leaves();
+    if (m_options.drawLeafBorders) m_quadtree->drawLeafBorders(radiance);
+  }
+  m_out.lightmap =
+      solvedLightmap(m_scene, m_atlas, std::move(radiance), "progressive", progressiveSettingsJson(m_options));
+  m_out.seconds = m_solveTime.seconds();
+  return std::move(m_out);
+}
 
-  result.lightmap = solvedLightmap(scene, atlas, std::move(radiance), "progressive", progressiveSettingsJson(options));
-  result.seconds = solveTime.seconds();
-  return result;
+}  // namespace
+
+ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
+                                   const ProgressiveOptions& options, const ProgressiveCheckpointCallback& onCheckpoint,
+                                   const ProgressiveProgressCallback& onProgress) {
+  ProgressiveSolver solver(scene, atlas, patches, options);
+  return solver.run(onCheckpoint, onProgress);
 }
 
 }  // namespace ibrr::lightmap

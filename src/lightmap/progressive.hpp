@@ -20,7 +20,14 @@
 //
 // It stops when the residual power falls below a fraction of the emitted power, after a number
 // of shots, or at a time budget. Unshot residual light is missing from L (no ambient term).
+//
+// Adaptive subdivision (§39.3; ProgressiveOptions::adaptive, lightmap/quadtree.hpp): the unknowns
+// are the elements of quadtree leaves instead of texels; after every shot the leaves whose
+// radiance has a large second difference split in four (children keep the parent's L and ΔL),
+// and the children take that shot again at their own size (update pass over them only). The
+// result is the finest level's atlas, interpolated from the elements.
 #include "lightmap/atlas.hpp"
+#include "lightmap/quadtree.hpp"
 #include "lightmap/shooting.hpp"
 #include "scene/scene.hpp"
 
@@ -34,6 +41,12 @@
 
 namespace ibrr::lightmap {
 
+// `ibrr bake --method progressive --adaptive`'s defaults (README, "Adaptive subdivision"): the
+// roots' atlas side (the finest level is 2^depth times as dense) and the shooters' blocks in roots
+// (the uniform default's blocks in scene units). The quadtree's: QuadtreeOptions.
+inline constexpr int kAdaptiveDefaultRootAtlas = 128;
+inline constexpr int kAdaptiveDefaultClusterRoots = 4;
+
 struct ProgressiveOptions {
   int clusterTexels = 8;           // B: reflecting surfaces shoot from blocks of up to B×B texels of a chart, [1, 64]
   int emitterClusterTexels = 1;    // the same for texels with emission (sharp direct shadows), [1, 64]
@@ -46,10 +59,16 @@ struct ProgressiveOptions {
   std::uint64_t maxShots = 0;         // stop after this many shots; 0 = no limit
   double timeBudgetSeconds = 0.0;     // stop after the shot that ends past this; 0 = none
   std::uint64_t checkpointShots = 0;  // call onCheckpoint every this many shots (0 = only at the end)
+  // Adaptive subdivision (§39.3; lightmap/quadtree.hpp), off while adaptive.depth = 0. On, the
+  // atlas given to solveProgressive() must be built at 2^depth times the roots' density
+  // (finestAtlasOptions()), and clusterTexels / emitterClusterTexels count roots, not texels.
+  QuadtreeOptions adaptive{.depth = 0};
+  std::uint64_t splitEveryShots = 1;  // look for leaves to split after every this many shots, ≥ 1
+  bool drawLeafBorders = false;       // darken the leaves' borders in the result (a picture of the subdivision)
 };
 
 // Throws ibrr::Error naming the flag (--cluster, --emitter-cluster, --hemisphere, --max-edge,
-// --residual, --time-budget) for an out-of-range value. solveProgressive()
+// --residual, --time-budget, --split-every and the quadtree's) for an out-of-range value. solveProgressive()
 // checks too. With residualFraction, maxShots and timeBudgetSeconds all 0 it is refused: the
 // solve would never stop.
 void validateProgressiveOptions(const ProgressiveOptions& options);
@@ -74,6 +93,10 @@ struct ProgressiveResult {
   double seconds = 0.0;                 // the whole solve, set-up included
   double shootSeconds = 0.0;            // the shots alone (selection, visibility, update)
   std::string stopReason;               // "residual", "shots" or "time"
+  std::size_t elements = 0;             // radiosity elements at the end (valid texels; adaptive: the leaves' texels)
+  std::vector<QuadtreeLeaf> leaves;     // adaptive: the quadtree's leaves at the end
+  std::size_t leafSplits = 0;           // adaptive: leaves split during the solve
+  double splitSeconds = 0.0;            // adaptive: the split tests, splits and re-shots (within shootSeconds)
 };
 
 // Called every checkpointShots shots and at the end with the figures and the current L (width ×
