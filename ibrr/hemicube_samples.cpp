@@ -18,6 +18,7 @@ void HemicubeSamples::clear() {
   normals.clear();
   values.clear();
   footprints.clear();
+  edgeReaches.clear();
 }
 
 void HemicubeSamples::add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint) {
@@ -25,6 +26,12 @@ void HemicubeSamples::add(const glm::vec3& position, const glm::vec3& normal, co
   normals.push_back(normal);
   values.push_back(value);
   footprints.push_back(footprint);
+}
+
+void HemicubeSamples::add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint,
+                          const glm::vec3& edgeReach) {
+  add(position, normal, value, footprint);
+  edgeReaches.push_back(edgeReach);
 }
 
 float footprintArea(float solidAngle, float distance, float cosTheta) {

@@ -27,6 +27,9 @@ struct HemicubeSampleView {
                                          // on the side facing the centre
   std::span<const glm::vec3> values;     // radiosity contribution I·g(x) per channel, W/m² (≥ 0, finite)
   std::span<const float> footprints;     // surface area the pixel covers, m² (see footprintArea), ≥ 0
+  // Per sample, or empty for none: the displacement in the sample's plane towards where its surface meets
+  // another one at an edge (edgeReach), world units; its splat is extended to cover it (splat.hpp).
+  std::span<const glm::vec3> edgeReaches;
 
   std::size_t size() const { return positions.size(); }
 };
@@ -38,12 +41,16 @@ struct HemicubeSamples {
   std::vector<glm::vec3> normals;
   std::vector<glm::vec3> values;
   std::vector<float> footprints;
+  std::vector<glm::vec3> edgeReaches;  // empty, or one per sample
 
   std::size_t size() const { return positions.size(); }
   void reserve(std::size_t n);
   void clear();
   void add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint);
-  HemicubeSampleView view() const { return {centre, positions, normals, values, footprints}; }
+  // The same with an edge reach (then every sample must have one).
+  void add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint,
+           const glm::vec3& edgeReach);
+  HemicubeSampleView view() const { return {centre, positions, normals, values, footprints, edgeReaches}; }
 };
 
 // Surface area covered by one hemicube pixel, m².
@@ -53,6 +60,30 @@ struct HemicubeSamples {
 // The pixel's cone cuts a patch of area dω·r² perpendicular to the ray; on a surface tilted by θ that patch is
 // stretched by 1/cos θ along the tilt:  A = dω·r² / cos θ.  cos θ is clamped to kMinFootprintCos.
 float footprintArea(float solidAngle, float distance, float cosTheta);
+
+// Splats reach to the edge where their surface meets another one. A hemicube pixel straddling the edge between two
+// surfaces (a wall and the floor, a box's side and its top) shows one of them, and the other surface's last
+// samples' splats (kSplatCoverage × their footprint) need not reach the LDI pixels along the edge, which then
+// miss this VPL altogether: dark lines along every edge (the furnace's edge pixels measured 10–21% dark;
+// docs/bias_compensation.md). A sample at p (normal n, footprint A) whose hemicube 4-neighbour sees a surface of
+// another orientation, n·n' < kEdgeNormalCos, within kEdgeMeetFootprints·√A (the two surfaces meet there; a
+// farther neighbour is an occluder whose shadow keeps its edge) reaches towards the neighbour's point p' projected
+// onto its own plane: reach = Σ over such neighbours of (p' − p) − n·((p' − p)·n). Its splat is extended on that
+// side only (splat.hpp), so it does not spill sideways into a contact shadow. Beyond the end of its plane no layer
+// matches, so the extension adds nothing there.
+inline constexpr float kEdgeNormalCos = 0.9f;
+inline constexpr float kEdgeMeetFootprints = 3.0f;
+
+// The in-plane displacement from a sample (p, n, area) towards a neighbour's surface point (p', n') when the two
+// meet at an edge, else 0.
+inline glm::vec3 edgeReachTowards(const glm::vec3& p, const glm::vec3& n, float area,
+                                  const glm::vec3& neighbourPosition, const glm::vec3& neighbourNormal) {
+  const glm::vec3 apart = neighbourPosition - p;
+  if (!(glm::dot(n, neighbourNormal) < kEdgeNormalCos &&
+        glm::dot(apart, apart) < kEdgeMeetFootprints * kEdgeMeetFootprints * area))
+    return glm::vec3(0.0f);
+  return apart - n * glm::dot(apart, n);
+}
 
 // Solid angle (sr) of a hemicube pixel centred at (a, b) on a face at unit distance from the centre, with pixel
 // side `pixelSide` in the same face units (2/H for a full face of H pixels spanning [-1, 1]):

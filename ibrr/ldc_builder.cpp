@@ -184,10 +184,12 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
   for (std::size_t h = 0; h < hemicubes.size(); ++h) {
     const HemicubeSampleView& hc = hemicubes[h];
     const std::size_t n = hc.positions.size();
-    if (hc.normals.size() != n || hc.values.size() != n || hc.footprints.size() != n)
+    if (hc.normals.size() != n || hc.values.size() != n || hc.footprints.size() != n ||
+        (!hc.edgeReaches.empty() && hc.edgeReaches.size() != n))
       throw Error("hemicube " + std::to_string(h) + " has arrays of different lengths (positions " + std::to_string(n) +
                   ", normals " + std::to_string(hc.normals.size()) + ", values " + std::to_string(hc.values.size()) +
-                  ", footprints " + std::to_string(hc.footprints.size()) + "); every sample needs all four");
+                  ", footprints " + std::to_string(hc.footprints.size()) + ", edge reaches " +
+                  std::to_string(hc.edgeReaches.size()) + "); every sample needs all four (and a reach, if any has)");
     total += n;
     if (total > std::numeric_limits<std::uint32_t>::max())
       throw Error("one insert() call takes at most 2^32-1 samples; split the batch");
@@ -262,14 +264,16 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
         float weightSum = 0.0f;
         const float d = glm::dot(p, n);
         std::uint32_t plane = kNoRecord;  // this sample's plane, added when it opens a record
-        if (kernel == SplatKernel::Box && boxCoversOwnPixelOnly(m_frame, p, n, hc.centre, area, centre)) {
+        const glm::vec3 reach = hc.edgeReaches.empty() ? glm::vec3(0.0f) : hc.edgeReaches[k];
+        if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
+            boxCoversOwnPixelOnly(m_frame, p, n, hc.centre, area, centre)) {
           // Fast path, same result as the general one: a box splat that reaches no neighbouring pixel centre.
           splatPixels[0] = glm::vec3(std::min(static_cast<float>(static_cast<int>(centre.x)), resLast),
                                      std::min(static_cast<float>(static_cast<int>(centre.y)), resLast), 1.0f);
           pixelCount = 1;
           weightSum = 1.0f;
         } else {
-          const SplatFootprint fp = splatFootprint(m_frame, ldi, p, n, hc.centre, std::max(area, 0.0f));
+          const SplatFootprint fp = splatFootprint(m_frame, ldi, p, n, hc.centre, std::max(area, 0.0f), reach);
           const SplatRaster raster = prepareSplat(fp, kernel, res);
           if ((raster.i1 - raster.i0 + 1) * (raster.j1 - raster.j0 + 1) > kPixelRecordMaxBox) {
             // Large splat: one record per tile it touches, rasterised there in phase 2.

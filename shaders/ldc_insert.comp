@@ -40,6 +40,10 @@ layout(location = 14) uniform float kSplatCoverage;
 layout(location = 15) uniform float kMaxHalfExtent;    // pixels
 layout(location = 16) uniform float kGaussianCutoff2;
 layout(location = 17) uniform float kEdgeSlack;
+layout(location = 19) uniform float kEdgeNormalCos;        // ibrr/hemicube_samples.hpp, edgeReachTowards
+layout(location = 20) uniform float kEdgeMeetFootprints2;  // its square
+layout(location = 21) uniform float kMaxEdgeReach;         // ibrr/splat.hpp
+layout(location = 22) uniform float kEdgeSweep;            // ibrr/splat.hpp
 
 int dominantAxis(vec3 n) {
   vec3 a = abs(n);
@@ -62,10 +66,17 @@ struct Splat {
   bool ownOnly;
 };
 
-Splat prepareSplat(int ldi, vec3 p, vec3 n, float area) {
+// The [lo, hi] range of a splat coordinate swept by `reach` half-edges: (midpoint, half-width)
+// (ibrr/splat.hpp, detail::reachRange).
+vec2 reachRange(float reach) {
+  float r = clamp(reach, -kMaxEdgeReach, kMaxEdgeReach);
+  float lo = min(-1.0, r - kEdgeSweep), hi = max(1.0, r + kEdgeSweep);
+  return vec2(0.5 * (lo + hi), 0.5 * (hi - lo));
+}
+
+Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
   Splat s;
   s.centre = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
-  s.own = min(ivec2(s.centre), ivec2(u_ldcResolution - 1));
   vec2 e1 = vec2(0.0), e2 = vec2(0.0);
   if (area > 0.0) {
     vec3 w = p - u_centre;
@@ -82,9 +93,19 @@ Splat prepareSplat(int ldi, vec3 p, vec3 n, float area) {
     vec3 t2 = cross(n, t1);
     float halfShort = 0.5 * sqrt(area * cosTheta);
     float halfLong = halfShort / cosTheta;
-    e1 = clampLength(ldiPlane(ldi, t1) * (kSplatCoverage * halfShort * u_invPixelSize), kMaxHalfExtent);
-    e2 = clampLength(ldiPlane(ldi, t2) * (kSplatCoverage * halfLong * u_invPixelSize), kMaxHalfExtent);
+    e1 = ldiPlane(ldi, t1) * (kSplatCoverage * halfShort * u_invPixelSize);
+    e2 = ldiPlane(ldi, t2) * (kSplatCoverage * halfLong * u_invPixelSize);
+    if (edgeReach != vec3(0.0)) {  // extended towards an edge (ibrr/splat.hpp, splatFootprint)
+      vec2 range1 = reachRange(dot(edgeReach, t1) / (kSplatCoverage * halfShort));
+      vec2 range2 = reachRange(dot(edgeReach, t2) / (kSplatCoverage * halfLong));
+      s.centre += range1.x * e1 + range2.x * e2;
+      e1 *= range1.y;
+      e2 *= range2.y;
+    }
+    e1 = clampLength(e1, kMaxHalfExtent);
+    e2 = clampLength(e2, kMaxHalfExtent);
   }
+  s.own = min(ivec2(s.centre), ivec2(u_ldcResolution - 1));
   vec2 halfExtent;
   s.ownOnly = false;
   if (u_gaussian == 0) {
@@ -172,6 +193,28 @@ float texelSolidAngle(ivec2 texel) {
   return side * side / (rho2 * sqrt(rho2));
 }
 
+// The edge reach of the texel's sample (p, n, area): the sum over its four neighbours within its face that meet
+// its surface at an edge (ibrr::edgeReachTowards; src/bake/bake.cpp, edgeReach).
+vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
+  bool front = texel.y < u_resolution;
+  int faceRows = front ? u_resolution : u_sideFaceRows;
+  int firstRow = front ? 0 : u_resolution + ((texel.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
+  const ivec2 kSteps[4] = ivec2[4](ivec2(-1, 0), ivec2(1, 0), ivec2(0, -1), ivec2(0, 1));
+  vec3 reach = vec3(0.0);
+  for (int k = 0; k < 4; ++k) {
+    ivec2 neighbour = texel + kSteps[k];
+    if (neighbour.x < 0 || neighbour.x >= u_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
+      continue;
+    vec4 position = texelFetch(u_atlasPosition, neighbour, 0);
+    if (position.w < 0.5) continue;
+    vec3 apart = position.xyz - p;
+    if (dot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz) < kEdgeNormalCos &&
+        dot(apart, apart) < kEdgeMeetFootprints2 * area)
+      reach += apart - n * dot(apart, n);
+  }
+  return reach;
+}
+
 // Inserts one atlas texel; returns the LDI pixels its splat covered (0 when it is no sample or dropped).
 uint insertTexel(ivec2 texel, inout uint samples) {
   if (texel.x >= u_resolution || texel.y >= u_rows) return 0u;
@@ -210,7 +253,7 @@ uint insertTexel(ivec2 texel, inout uint samples) {
     return 0u;
   }
   ++samples;
-  Splat s = prepareSplat(ldi, p, n, max(area, 0.0));
+  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
   float weightSum = 0.0;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) weightSum += splatWeight(s, ivec2(i, j));

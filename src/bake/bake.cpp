@@ -78,8 +78,28 @@ void seedLayersFromGeometry(const scene::Scene& scene, LdcBuilder& builder) {
 constexpr std::size_t kBatchPixels = 1u << 20;  // flush a batch at about a million hemicube pixels
 constexpr std::size_t kBatchHemicubes = 64;
 
+// The edge reach of atlas pixel (x, row) of `face`, a sample at p with normal n and footprint `area`: the sum
+// over its four neighbours within the face that meet its surface at an edge (ibrr::edgeReachTowards).
+glm::vec3 edgeReach(const HemicubeCapture& capture, const HemicubeFace& face, int x, int row, const glm::vec3& p,
+                    const glm::vec3& n, float area) {
+  constexpr int kSteps[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+  const int width = capture.width();
+  glm::vec3 reach(0.0f);
+  for (const auto& step : kSteps) {
+    const int nx = x + step[0];
+    const int nrow = row + step[1];
+    if (nx < 0 || nx >= width || nrow < 0 || nrow >= face.rows) continue;
+    const std::size_t index = std::size_t(face.firstRow + nrow) * width + nx;
+    if (capture.positions[index].w < 0.5f) continue;
+    reach += edgeReachTowards(p, n, area, glm::vec3(capture.positions[index]),
+                              glm::vec3(capture.normalsGeometry[index]));
+  }
+  return reach;
+}
+
 // Covered atlas pixels of one capture → store samples: value Φ·g (g clamped if asked), footprint
-// A = dω·r²/cosθx from the pixel's solid angle (ibrr::footprintArea).
+// A = dω·r²/cosθx from the pixel's solid angle (ibrr::footprintArea), and the reach of samples beside an edge
+// where two surfaces meet (shaders/ldc_insert.comp does the same).
 void captureToSamples(const HemicubeCapture& capture, const glm::vec3& power, float geometryClamp,
                       HemicubeSamples& samples) {
   samples.clear();
@@ -101,7 +121,8 @@ void captureToSamples(const HemicubeCapture& capture, const glm::vec3& power, fl
         const float distance = glm::length(toCentre);
         const float cosTheta = distance > 0.0f ? glm::dot(n, toCentre) / distance : 1.0f;
         const float solidAngle = atlasPixelSolidAngle(face, capture.resolution, x, row);
-        samples.add(p, n, power * g, footprintArea(solidAngle, distance, cosTheta));
+        const float area = footprintArea(solidAngle, distance, cosTheta);
+        samples.add(p, n, power * g, area, edgeReach(capture, face, x, row, p, n, area));
       }
     }
   }

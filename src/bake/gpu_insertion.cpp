@@ -52,7 +52,11 @@ enum InsertUniform : GLint {
   kMaxHalfExtentU,
   kGaussianCutoff2U,
   kEdgeSlackU,
-  kMissPass
+  kMissPass,
+  kEdgeNormalCosU,
+  kEdgeMeetFootprints2U,
+  kMaxEdgeReachU,
+  kEdgeSweepU
 };
 // Uniform locations of shaders/ldc_flush.comp.
 enum FlushUniform : GLint { kPower = 0, kPixelArea };
@@ -141,6 +145,10 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   glProgramUniform1f(id, kMaxHalfExtentU, kMaxSplatHalfExtentPixels);
   glProgramUniform1f(id, kGaussianCutoff2U, kGaussianCutoff * kGaussianCutoff);
   glProgramUniform1f(id, kEdgeSlackU, detail::kEdgeSlack);
+  glProgramUniform1f(id, kEdgeNormalCosU, kEdgeNormalCos);
+  glProgramUniform1f(id, kEdgeMeetFootprints2U, kEdgeMeetFootprints * kEdgeMeetFootprints);
+  glProgramUniform1f(id, kMaxEdgeReachU, kMaxEdgeReach);
+  glProgramUniform1f(id, kEdgeSweepU, kEdgeSweep);
   glProgramUniform1f(m_flush.id(), kPixelArea, m_frame.pixelSize() * m_frame.pixelSize());
   gpu::checkGlError("setting up the GPU insertion");
 }
