@@ -32,6 +32,15 @@ test::AtlasAndPatches finestAtlas(const scene::Scene& scene, int rootSize, int d
   return out;
 }
 
+// Two levels below 32² roots, 2×2 texels a leaf, and a low threshold: leaves split at any step.
+QuadtreeOptions eagerQuadtree() {
+  QuadtreeOptions options;
+  options.depth = 2;
+  options.leafElements = 2;
+  options.splitThreshold = 0.02;
+  return options;
+}
+
 // A field that varies across every chart: radiance per element from its position.
 glm::vec3 testField(const glm::vec3& p) { return glm::vec3(1.0f + 0.003f * p.x, 2.0f + 0.002f * p.y, 0.5f + 0.001f * p.z); }
 
@@ -55,11 +64,7 @@ scene::Scene sharpShadowScene() {
 TEST_CASE("adaptive: a split moves no energy: Σ L·A and Σ ΔL·A kept within 1e-6", "[lightmap][adaptive]") {
   const scene::Scene scene = rays::test::makeCornellBox();
   const test::AtlasAndPatches a = finestAtlas(scene, 32, 2);
-  QuadtreeOptions options;
-  options.depth = 2;
-  options.leafElements = 2;
-  options.splitThreshold = 0.02;
-  LightmapQuadtree quadtree(a.atlas, a.patches, options);
+  LightmapQuadtree quadtree(a.atlas, a.patches, eagerQuadtree());
   double area = 0.0;
   for (std::size_t t = 0; t < a.patches.texelCount(); ++t)
     if (a.patches.valid[t]) area += a.patches.area[t];
@@ -98,11 +103,7 @@ TEST_CASE("adaptive: a split moves no energy: Σ L·A and Σ ΔL·A kept within 
 TEST_CASE("adaptive: the display's interpolation reproduces a linear field inside the charts", "[lightmap][adaptive]") {
   const scene::Scene scene = rays::test::makeCornellBox();
   const test::AtlasAndPatches a = finestAtlas(scene, 32, 2);
-  QuadtreeOptions options;
-  options.depth = 2;
-  options.leafElements = 2;
-  options.splitThreshold = 0.02;
-  LightmapQuadtree quadtree(a.atlas, a.patches, options);
+  LightmapQuadtree quadtree(a.atlas, a.patches, eagerQuadtree());
   {  // Split some leaves so that elements of three sizes meet.
     std::vector<glm::vec3> step(quadtree.elements().size());
     for (std::size_t i = 0; i < step.size(); ++i)
