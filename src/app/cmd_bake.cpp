@@ -552,6 +552,149 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
 
 }  // namespace
 
+// The lightmap atlas and the gathering solver's flags (--texel-density, --atlas, --iterations, ...).
+void addLightmapFlags(CLI::App* command, BakeCommandOptions& options) {
+  lightmap::GatherOptions& g = options.gather;
+  CLI::Option* density = command->add_option(
+      "--texel-density", options.texelDensity,
+      "gather, progressive, stochastic, matrix: lightmap texels per scene unit (instead of --atlas)");
+  command
+      ->add_option("--atlas", options.atlasSize,
+                   "gather, progressive, stochastic, matrix: the atlas side S in texels the charts should fill "
+                   "(default " +
+                       std::to_string(kGatherDefaultAtlasSize) + " for gather, " +
+                       std::to_string(kProgressiveDefaultAtlasSize) + " for progressive, " +
+                       std::to_string(kStochasticDefaultAtlasSize) + " for stochastic, " +
+                       std::to_string(kMatrixDefaultAtlasSize) + " for matrix, whose patches are its texels)")
+      ->excludes(density);
+  command
+      ->add_option("--refine-near-lights", options.emitterRefinement,
+                   "gather, progressive, stochastic: F times the texel density (F² the texels) on the charts within " +
+                       std::to_string(int(lightmap::kEmitterReachTexels)) +
+                       " texels of a light, whose 1/r² hot spot is narrower than a texel (1 to " +
+                       std::to_string(lightmap::kMaxEmitterRefinement) + ")")
+      ->capture_default_str();
+  command->add_option("--iterations", g.maxIterations,
+                      "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
+                          "; with --tolerance alone, until it is met); stochastic: iterations m (default " +
+                          std::to_string(lightmap::StochasticOptions{}.iterations) +
+                          "; with --time-budget alone, until it ends)");
+  command->add_option("--tolerance", g.tolerance,
+                      "gather: stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
+  command->add_option("--time-budget", g.timeBudgetSeconds,
+                      "gather, stochastic: stop after the iteration that ends past S seconds; progressive: after "
+                      "the shot that ends past S seconds");
+  command->add_option("--layers", g.layersPerBatch,
+                      "gather, matrix: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
+                      "array on a GPU, 4 MiB on llvmpipe)");
+  command->add_flag("--no-rotation", options.noRotation,
+                    "gather: no random rotation of the hemicubes about the normal (banding instead of noise)");
+}
+
+// The flags of the two shooting solvers, progressive refinement (with adaptive subdivision) and stochastic iteration.
+void addShootingFlags(CLI::App* command, BakeCommandOptions& options) {
+  lightmap::ProgressiveOptions& pr = options.progressive;
+  command
+      ->add_option("--cluster", pr.clusterTexels,
+                   "progressive, stochastic: reflecting surfaces shoot from blocks of B×B texels of a chart "
+                   "(substructuring; default " + std::to_string(lightmap::StochasticOptions{}.clusterTexels) +
+                       " for stochastic)")
+      ->capture_default_str();
+  command
+      ->add_option("--emitter-cluster", pr.emitterClusterTexels,
+                   "progressive, stochastic: the same for emitting texels (1 = every light texel shoots: sharp "
+                   "shadows)")
+      ->capture_default_str();
+  command
+      ->add_option("--hemisphere", pr.hemisphereResolution,
+                   "progressive, stochastic: side in pixels of the hemispherical visibility buffer (default " +
+                       std::to_string(lightmap::StochasticOptions{}.hemisphereResolution) + " for stochastic)")
+      ->capture_default_str();
+  command
+      ->add_option("--max-edge", pr.maxEdgeFraction,
+                   "progressive, stochastic: tessellate the visibility pass until no edge exceeds this fraction "
+                   "of the scene diagonal (0 = off)")
+      ->capture_default_str();
+  command
+      ->add_option("--residual", pr.residualFraction,
+                   "progressive: stop when the unshot power falls below this fraction of the emitted power")
+      ->capture_default_str();
+  command->add_option("--shots", pr.maxShots, "progressive: stop after N shots (0 = no limit)");
+  command->add_flag("--adaptive", options.adaptive,
+                    "progressive: adaptive subdivision (GPU Gems 2 §39.3): every chart the root of quadtrees whose "
+                    "leaves of k×k texels split in four where the radiosity's second difference is large; --atlas "
+                    "then sizes the roots (default " + std::to_string(lightmap::kAdaptiveDefaultRootAtlas) +
+                        "), --cluster counts roots (default " + std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
+  lightmap::QuadtreeOptions& q = options.quadtree;
+  command->add_option("--max-depth", q.depth, "--adaptive: levels of splitting below the roots, [1, 6]")
+      ->capture_default_str();
+  command->add_option("--leaf-texels", q.leafElements, "--adaptive: a leaf holds k×k texels, [1, 32]")
+      ->capture_default_str();
+  command
+      ->add_option("--split-gradient", q.splitThreshold,
+                   "--adaptive: split a leaf where a texel's radiance differs from the line through its neighbours "
+                   "by more than this fraction of the local radiance (|l₋ − 2l + l₊| / max l)")
+      ->capture_default_str();
+  command->add_option("--max-texels", q.maxElements, "--adaptive: the texel budget; no split beyond it (0 = none)")
+      ->capture_default_str();
+  command->add_option("--split-every", pr.splitEveryShots, "--adaptive: test the leaves after every N shots")
+      ->capture_default_str();
+  command->add_flag("--leaf-borders", pr.drawLeafBorders,
+                    "--adaptive: darken the leaves' borders in the lightmap (a picture of the subdivision)");
+  command
+      ->add_option("--shooters", options.stochastic.shootersPerIteration,
+                   "stochastic: shooting texels per iteration, batched into one update pass, [1, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--shoot", options.shootFrom,
+                   "stochastic: what the shooters carry: iterate (the last iterate, then averaged: error falls as "
+                   "1/√m) or average (the running average, the paper's eq. 2: slower when albedos are high)")
+      ->capture_default_str();
+}
+
+// The form-factor matrix's flags (--bounces, --direct, --storage, ...).
+void addMatrixFlags(CLI::App* command, BakeCommandOptions& options) {
+  lightmap::MatrixOptions& mx = options.matrix;
+  command
+      ->add_option("--bounces", mx.bounces,
+                   "matrix: k of the k-bounce matrix N_k = T + ... + T^k (with --direct rays, paths of up to k+1 "
+                   "bounces), [1, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--direct", options.direct,
+                   "matrix: the emission vector: rays (direct light by shadow rays to the lights, which can then "
+                   "move), matrix (emitters are patches; lights fixed) or auto (rays unless every surface emits)")
+      ->capture_default_str();
+  command->add_option("--light-samples", mx.lightSamples, "matrix: shadow rays per patch and light, [1, 65536]")
+      ->capture_default_str();
+  command
+      ->add_option("--max-patches", mx.maxPatches,
+                   "matrix: refuse atlases with more valid texels (the dense matrix takes 12·n² bytes)")
+      ->capture_default_str();
+  command
+      ->add_option("--storage", options.storage,
+                   "matrix: what relights: dense (3 × n² floats) or compressed (exact top entries + a BC1 "
+                   "texture of the log-mapped rest, ~10x smaller)")
+      ->capture_default_str();
+  command
+      ->add_option("--exact-fraction", mx.exactFraction,
+                   "matrix, compressed: the top fraction of each row and channel kept exact, [0, 1]")
+      ->capture_default_str();
+  command
+      ->add_option("--log-range", mx.logRange,
+                   "matrix, compressed: R, the natural-log range below each row's maximum that the 8-bit log "
+                   "mapping covers, (0, 64]")
+      ->capture_default_str();
+  command
+      ->add_option("--reorder", options.reorder,
+                   "matrix, compressed: none, rows or rows-columns (nearest-neighbour chains before BC1 blocking)")
+      ->capture_default_str();
+  command->add_option("--save-matrix", options.saveMatrix,
+                      "matrix: also write the matrix with its patch mapping to FILE (e.g. cornell.ffmatrix; dense "
+                      "storage saves N_k, compressed only the compressed form) for 'ibrr render --matrix FILE "
+                      "--move-light ...' and 'ibrr view --matrix FILE'");
+}
+
 void addBakeCommand(CLI::App& app) {
   auto options = std::make_shared<BakeCommandOptions>();
   bake::BakeOptions& b = options->bake;
@@ -582,137 +725,9 @@ void addBakeCommand(CLI::App& app) {
       ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);
-  lightmap::GatherOptions& g = options->gather;
-  CLI::Option* density = command->add_option(
-      "--texel-density", options->texelDensity,
-      "gather, progressive, stochastic, matrix: lightmap texels per scene unit (instead of --atlas)");
-  command
-      ->add_option("--atlas", options->atlasSize,
-                   "gather, progressive, stochastic, matrix: the atlas side S in texels the charts should fill "
-                   "(default " +
-                       std::to_string(kGatherDefaultAtlasSize) + " for gather, " +
-                       std::to_string(kProgressiveDefaultAtlasSize) + " for progressive, " +
-                       std::to_string(kStochasticDefaultAtlasSize) + " for stochastic, " +
-                       std::to_string(kMatrixDefaultAtlasSize) + " for matrix, whose patches are its texels)")
-      ->excludes(density);
-  command
-      ->add_option("--refine-near-lights", options->emitterRefinement,
-                   "gather, progressive, stochastic: F times the texel density (F² the texels) on the charts within " +
-                       std::to_string(int(lightmap::kEmitterReachTexels)) +
-                       " texels of a light, whose 1/r² hot spot is narrower than a texel (1 to " +
-                       std::to_string(lightmap::kMaxEmitterRefinement) + ")")
-      ->capture_default_str();
-  command->add_option("--iterations", g.maxIterations,
-                      "gather: Jacobi iterations K (default " + std::to_string(kGatherDefaultIterations) +
-                          "; with --tolerance alone, until it is met); stochastic: iterations m (default " +
-                          std::to_string(lightmap::StochasticOptions{}.iterations) +
-                          "; with --time-budget alone, until it ends)");
-  command->add_option("--tolerance", g.tolerance,
-                      "gather: stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
-  command->add_option("--time-budget", g.timeBudgetSeconds,
-                      "gather, stochastic: stop after the iteration that ends past S seconds; progressive: after "
-                      "the shot that ends past S seconds");
-  command->add_option("--layers", g.layersPerBatch,
-                      "gather, matrix: hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB "
-                      "array on a GPU, 4 MiB on llvmpipe)");
-  command->add_flag("--no-rotation", options->noRotation,
-                    "gather: no random rotation of the hemicubes about the normal (banding instead of noise)");
-  lightmap::ProgressiveOptions& pr = options->progressive;
-  command
-      ->add_option("--cluster", pr.clusterTexels,
-                   "progressive, stochastic: reflecting surfaces shoot from blocks of B×B texels of a chart "
-                   "(substructuring; default " + std::to_string(lightmap::StochasticOptions{}.clusterTexels) +
-                       " for stochastic)")
-      ->capture_default_str();
-  command
-      ->add_option("--emitter-cluster", pr.emitterClusterTexels,
-                   "progressive, stochastic: the same for emitting texels (1 = every light texel shoots: sharp "
-                   "shadows)")
-      ->capture_default_str();
-  command
-      ->add_option("--hemisphere", pr.hemisphereResolution,
-                   "progressive, stochastic: side in pixels of the hemispherical visibility buffer (default " +
-                       std::to_string(lightmap::StochasticOptions{}.hemisphereResolution) + " for stochastic)")
-      ->capture_default_str();
-  command
-      ->add_option("--max-edge", pr.maxEdgeFraction,
-                   "progressive, stochastic: tessellate the visibility pass until no edge exceeds this fraction "
-                   "of the scene diagonal (0 = off)")
-      ->capture_default_str();
-  command
-      ->add_option("--residual", pr.residualFraction,
-                   "progressive: stop when the unshot power falls below this fraction of the emitted power")
-      ->capture_default_str();
-  command->add_option("--shots", pr.maxShots, "progressive: stop after N shots (0 = no limit)");
-  command->add_flag("--adaptive", options->adaptive,
-                    "progressive: adaptive subdivision (GPU Gems 2 §39.3): every chart the root of quadtrees whose "
-                    "leaves of k×k texels split in four where the radiosity's second difference is large; --atlas "
-                    "then sizes the roots (default " + std::to_string(lightmap::kAdaptiveDefaultRootAtlas) +
-                        "), --cluster counts roots (default " + std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
-  lightmap::QuadtreeOptions& q = options->quadtree;
-  command->add_option("--max-depth", q.depth, "--adaptive: levels of splitting below the roots, [1, 6]")
-      ->capture_default_str();
-  command->add_option("--leaf-texels", q.leafElements, "--adaptive: a leaf holds k×k texels, [1, 32]")
-      ->capture_default_str();
-  command
-      ->add_option("--split-gradient", q.splitThreshold,
-                   "--adaptive: split a leaf where a texel's radiance differs from the line through its neighbours "
-                   "by more than this fraction of the local radiance (|l₋ − 2l + l₊| / max l)")
-      ->capture_default_str();
-  command->add_option("--max-texels", q.maxElements, "--adaptive: the texel budget; no split beyond it (0 = none)")
-      ->capture_default_str();
-  command->add_option("--split-every", pr.splitEveryShots, "--adaptive: test the leaves after every N shots")
-      ->capture_default_str();
-  command->add_flag("--leaf-borders", pr.drawLeafBorders,
-                    "--adaptive: darken the leaves' borders in the lightmap (a picture of the subdivision)");
-  command
-      ->add_option("--shooters", options->stochastic.shootersPerIteration,
-                   "stochastic: shooting texels per iteration, batched into one update pass, [1, 64]")
-      ->capture_default_str();
-  command
-      ->add_option("--shoot", options->shootFrom,
-                   "stochastic: what the shooters carry: iterate (the last iterate, then averaged: error falls as "
-                   "1/√m) or average (the running average, the paper's eq. 2: slower when albedos are high)")
-      ->capture_default_str();
-  lightmap::MatrixOptions& mx = options->matrix;
-  command
-      ->add_option("--bounces", mx.bounces,
-                   "matrix: k of the k-bounce matrix N_k = T + ... + T^k (with --direct rays, paths of up to k+1 "
-                   "bounces), [1, 64]")
-      ->capture_default_str();
-  command
-      ->add_option("--direct", options->direct,
-                   "matrix: the emission vector: rays (direct light by shadow rays to the lights, which can then "
-                   "move), matrix (emitters are patches; lights fixed) or auto (rays unless every surface emits)")
-      ->capture_default_str();
-  command->add_option("--light-samples", mx.lightSamples, "matrix: shadow rays per patch and light, [1, 65536]")
-      ->capture_default_str();
-  command
-      ->add_option("--max-patches", mx.maxPatches,
-                   "matrix: refuse atlases with more valid texels (the dense matrix takes 12·n² bytes)")
-      ->capture_default_str();
-  command
-      ->add_option("--storage", options->storage,
-                   "matrix: what relights: dense (3 × n² floats) or compressed (exact top entries + a BC1 "
-                   "texture of the log-mapped rest, ~10x smaller)")
-      ->capture_default_str();
-  command
-      ->add_option("--exact-fraction", mx.exactFraction,
-                   "matrix, compressed: the top fraction of each row and channel kept exact, [0, 1]")
-      ->capture_default_str();
-  command
-      ->add_option("--log-range", mx.logRange,
-                   "matrix, compressed: R, the natural-log range below each row's maximum that the 8-bit log "
-                   "mapping covers, (0, 64]")
-      ->capture_default_str();
-  command
-      ->add_option("--reorder", options->reorder,
-                   "matrix, compressed: none, rows or rows-columns (nearest-neighbour chains before BC1 blocking)")
-      ->capture_default_str();
-  command->add_option("--save-matrix", options->saveMatrix,
-                      "matrix: also write the matrix with its patch mapping to FILE (e.g. cornell.ffmatrix; dense "
-                      "storage saves N_k, compressed only the compressed form) for 'ibrr render --matrix FILE "
-                      "--move-light ...' and 'ibrr view --matrix FILE'");
+  addLightmapFlags(command, *options);
+  addShootingFlags(command, *options);
+  addMatrixFlags(command, *options);
   command->footer(
       "Examples:\n  ibrr bake cornell -o cornell.ibrr\n  ibrr bake cornell --paths 8192 --ldc 512 -o fine.ibrr\n"
       "  ibrr bake cornell --method gather -o cornell.lightmap\n"
