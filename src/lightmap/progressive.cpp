@@ -351,9 +351,7 @@ void ProgressiveSolver::splitAfterShot() {
   const Stopwatch time;
   const std::size_t count = m_elements->count;
   const std::vector<glm::vec4> radiance = readVec4s(m_elements->radiance, count);
-  std::vector<glm::vec3> luminous(count);
-  for (std::size_t i = 0; i < count; ++i) luminous[i] = glm::vec3(radiance[i]);
-  const QuadtreeSplit split = m_quadtree->split(luminous);
+  const QuadtreeSplit split = m_quadtree->split(std::vector<glm::vec3>(radiance.begin(), radiance.end()));
   if (split.splitLeaves > 0) {
     const std::vector<glm::vec4> residual = readVec4s(m_elements->residual, count);
     const std::vector<glm::vec4> lastShot = readVec4s(m_elements->lastShot, count);
@@ -376,15 +374,15 @@ void ProgressiveSolver::splitAfterShot() {
 }
 
 std::vector<glm::vec3> ProgressiveSolver::atlasRadiance(glm::dvec3& mean) {
-  const std::vector<glm::vec4> values = readVec4s(m_elements->radiance, m_elements->count);
-  std::vector<glm::vec3> perElement(values.size());
-  for (std::size_t i = 0; i < values.size(); ++i) perElement[i] = glm::vec3(values[i]);
   std::vector<glm::vec3> radiance(m_patches.texelCount(), glm::vec3(0.0f));
-  if (adaptive()) {
-    radiance = m_quadtree->atlasRadiance(perElement);
-  } else {
-    for (std::size_t i = 0; i < m_texels.size(); ++i) radiance[m_texels[i]] = perElement[i];
+  if (!adaptive()) {
+    std::vector<glm::vec4> scratch;
+    mean = readTexelRadiance(m_elements->radiance, m_texels, scratch, radiance);
+    return radiance;
   }
+  std::vector<glm::vec3> perElement;
+  for (const glm::vec4& value : readVec4s(m_elements->radiance, m_elements->count)) perElement.emplace_back(value);
+  radiance = m_quadtree->atlasRadiance(perElement);
   glm::dvec3 sum(0.0);
   for (const std::uint32_t t : m_texels) sum += glm::dvec3(radiance[t]);
   mean = m_texels.empty() ? sum : sum / double(m_texels.size());

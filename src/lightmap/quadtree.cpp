@@ -191,23 +191,23 @@ std::vector<float> LightmapQuadtree::secondDifferences(std::span<const glm::vec3
 QuadtreeSplit LightmapQuadtree::split(std::span<const glm::vec3> radiance) {
   const std::vector<float> difference = secondDifferences(radiance);
   std::vector<float> leafWorst(m_leaves.size(), 0.0f);
-  std::vector<std::vector<std::uint32_t>> membersOf(m_leaves.size());
-  for (std::uint32_t i = 0; i < m_elements.size(); ++i) {
+  for (std::uint32_t i = 0; i < m_elements.size(); ++i)
     leafWorst[m_elements[i].leaf] = std::max(leafWorst[m_elements[i].leaf], difference[i]);
-    membersOf[m_elements[i].leaf].push_back(i);
-  }
   std::vector<std::uint32_t> candidates;
   for (std::uint32_t l = 0; l < m_leaves.size(); ++l)
     if (m_leaves[l].side > 1 && leafWorst[l] > float(m_options.splitThreshold)) candidates.push_back(l);
+  QuadtreeSplit result;
+  if (candidates.empty()) return result;  // the common case: called after every shot
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return leafWorst[a] > leafWorst[b]; });
+  std::vector<std::vector<std::uint32_t>> membersOf(m_leaves.size());
+  for (std::uint32_t i = 0; i < m_elements.size(); ++i) membersOf[m_elements[i].leaf].push_back(i);
 
   // Each candidate's four children and their elements, while the budget allows.
   std::vector<QuadtreeLeaf> leaves = m_leaves;
   std::vector<std::uint8_t> removed(m_leaves.size(), 0);
   std::vector<std::vector<QuadtreeElement>> childElements;  // per appended leaf
   std::size_t count = m_elements.size();
-  QuadtreeSplit result;
   for (const std::uint32_t l : candidates) {
     const QuadtreeLeaf parent = m_leaves[l];
     const int half = parent.side / 2, extent = m_options.leafElements * half;
