@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace ibrr {
@@ -181,7 +182,20 @@ StoreStats LayeredDepthCube::stats() const {
   return s;
 }
 
-LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
+namespace {
+
+// Where merge() puts every layer: the merged store's offsets and, per merged layer, the layer of `a` it continues
+// (kFromNowhere for one appended from `b`), and per layer of `b` the merged layer it adds to. A pixel keeps a's
+// layers in a's order; a layer of b whose plane, evaluated at the pixel centre, lies within ε of one of them (the
+// closest, normals within ε_n) adds to it, the others are appended in b's order.
+constexpr std::uint32_t kFromNowhere = std::numeric_limits<std::uint32_t>::max();
+struct MergedLayout {
+  std::vector<std::uint32_t> offsets;
+  std::vector<std::uint32_t> fromA;  // per merged layer
+  std::vector<std::uint32_t> intoB;  // per layer of b: its merged layer
+};
+
+MergedLayout mergedLayout(const LayeredDepthCube& a, const LayeredDepthCube& b) {
   if (a.biasCompensationRays() != 0 || b.biasCompensationRays() != 0)
     throw Error("cannot merge stores baked with bias compensation (their emitted part would count twice); merge "
                 "stores baked with --bias-compensation off");
@@ -190,49 +204,119 @@ LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
         "cannot merge LDC stores built with different bounds, resolution, epsilon or scene fingerprint; "
         "bake every part with the same parameters");
   const LdcFrame& frame = a.frame();
-  const LdcParams& params = a.params();
-  const float minCos = 1.0f - params.epsNormal;
+  const float minCos = 1.0f - a.params().epsNormal;
   const int res = frame.resolution();
-  std::vector<std::uint32_t> offsets(a.offsets().size());
-  std::vector<PackedLayer> layers;
-  layers.reserve(a.layers().size() + b.layers().size());
-  std::vector<PackedLayer> extra;
+  MergedLayout layout;
+  layout.offsets.resize(a.offsets().size());
+  layout.fromA.reserve(a.layers().size() + b.layers().size());
+  layout.intoB.resize(b.layers().size());
+  std::vector<std::uint32_t> appended;  // layers of b appended to the current pixel
   std::uint32_t g = 0;
   for (int ldi = 0; ldi < 3; ++ldi)
     for (int j = 0; j < res; ++j)
       for (int i = 0; i < res; ++i, ++g) {
-        offsets[g] = static_cast<std::uint32_t>(layers.size());
-        const std::size_t firstA = layers.size();
-        for (const PackedLayer& l : a.pixelLayers(g)) layers.push_back(l);
-        const std::size_t endA = layers.size();
-        extra.clear();
+        const auto first = static_cast<std::uint32_t>(layout.fromA.size());
+        layout.offsets[g] = first;
+        for (std::uint32_t k = a.offsets()[g]; k < a.offsets()[g + 1]; ++k) layout.fromA.push_back(k);
+        appended.clear();
         const glm::vec2 centre = frame.pixelCentre(ldi, i, j);
-        for (const PackedLayer& lb : b.pixelLayers(g)) {
+        for (std::uint32_t kb = b.offsets()[g]; kb < b.offsets()[g + 1]; ++kb) {
+          const PackedLayer& lb = b.layers()[kb];
           const glm::vec3 nb = octDecode(lb.normal);
           const glm::vec3 q = planePointAtPixel(ldi, centre, nb, lb.d);
-          PackedLayer* best = nullptr;
-          float bestDist = params.epsDistance;
-          for (std::size_t k = firstA; k < endA; ++k) {
-            const glm::vec3 na = octDecode(layers[k].normal);
-            const float dist = std::fabs(glm::dot(q, na) - layers[k].d);
+          std::uint32_t best = kFromNowhere;
+          float bestDist = a.params().epsDistance;
+          for (std::uint32_t k = a.offsets()[g]; k < a.offsets()[g + 1]; ++k) {
+            const PackedLayer& la = a.layers()[k];
+            const glm::vec3 na = octDecode(la.normal);
+            const float dist = std::fabs(glm::dot(q, na) - la.d);
             if (dist < bestDist && glm::dot(nb, na) > minCos) {
-              best = &layers[k];
+              best = first + (k - a.offsets()[g]);
               bestDist = dist;
             }
           }
-          if (best) {
-            best->r += lb.r;
-            best->g += lb.g;
-            best->b += lb.b;
-            best->count += lb.count;
+          if (best != kFromNowhere) {
+            layout.intoB[kb] = best;
           } else {
-            extra.push_back(lb);
+            appended.push_back(kb);
           }
         }
-        layers.insert(layers.end(), extra.begin(), extra.end());
+        for (std::uint32_t kb : appended) {
+          layout.intoB[kb] = static_cast<std::uint32_t>(layout.fromA.size());
+          layout.fromA.push_back(kFromNowhere);
+        }
       }
-  offsets[g] = static_cast<std::uint32_t>(layers.size());
-  return LayeredDepthCube(params, a.vplCount() + b.vplCount(), std::move(offsets), std::move(layers));
+  layout.offsets[g] = static_cast<std::uint32_t>(layout.fromA.size());
+  return layout;
+}
+
+// The merged layers of `layout` with planes from a (or b for appended ones) and counts added; radiosity as a's
+// and b's floats added.
+std::vector<PackedLayer> mergedLayers(const LayeredDepthCube& a, const LayeredDepthCube& b, const MergedLayout& layout) {
+  std::vector<PackedLayer> layers(layout.fromA.size());
+  for (std::size_t k = 0; k < layers.size(); ++k)
+    if (layout.fromA[k] != kFromNowhere) layers[k] = a.layers()[layout.fromA[k]];
+  for (std::size_t kb = 0; kb < layout.intoB.size(); ++kb) {
+    PackedLayer& merged = layers[layout.intoB[kb]];
+    const PackedLayer& lb = b.layers()[kb];
+    if (layout.fromA[layout.intoB[kb]] == kFromNowhere) {
+      merged = lb;
+      continue;
+    }
+    merged.r += lb.r;
+    merged.g += lb.g;
+    merged.b += lb.b;
+    merged.count += lb.count;
+  }
+  return layers;
+}
+
+}  // namespace
+
+LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
+  MergedLayout layout = mergedLayout(a, b);
+  std::vector<PackedLayer> layers = mergedLayers(a, b, layout);
+  return LayeredDepthCube(a.params(), a.vplCount() + b.vplCount(), std::move(layout.offsets), std::move(layers));
+}
+
+LayerSums::LayerSums(LayeredDepthCube layersIn, std::vector<glm::dvec3> sumsIn)
+    : layers(std::move(layersIn)), sums(std::move(sumsIn)) {
+  if (sums.size() != layers.layers().size())
+    throw Error("layer sums: " + std::to_string(sums.size()) + " sums for " + std::to_string(layers.layers().size()) +
+                " layers");
+}
+
+LayerSums LayerSums::fromStore(LayeredDepthCube store) {
+  std::vector<glm::dvec3> sums(store.layers().size());
+  for (std::size_t k = 0; k < sums.size(); ++k) {
+    const PackedLayer& l = store.layers()[k];
+    sums[k] = glm::dvec3(l.r, l.g, l.b);
+  }
+  return LayerSums(std::move(store), std::move(sums));
+}
+
+LayerSums addLayerSums(const LayerSums& a, const LayerSums& b) {
+  MergedLayout layout = mergedLayout(a.layers, b.layers);
+  std::vector<glm::dvec3> sums(layout.fromA.size(), glm::dvec3(0.0));
+  for (std::size_t k = 0; k < sums.size(); ++k)
+    if (layout.fromA[k] != kFromNowhere) sums[k] = a.sums[layout.fromA[k]];
+  for (std::size_t kb = 0; kb < layout.intoB.size(); ++kb) sums[layout.intoB[kb]] += b.sums[kb];
+  std::vector<PackedLayer> layers = mergedLayers(a.layers, b.layers, layout);
+  return LayerSums(LayeredDepthCube(a.layers.params(), a.layers.vplCount() + b.layers.vplCount(),
+                                    std::move(layout.offsets), std::move(layers)),
+                   std::move(sums));
+}
+
+LayeredDepthCube LayerSums::rounded() const {
+  std::vector<PackedLayer> rounded(layers.layers().begin(), layers.layers().end());
+  for (std::size_t k = 0; k < rounded.size(); ++k) {
+    rounded[k].r = static_cast<float>(sums[k].r);
+    rounded[k].g = static_cast<float>(sums[k].g);
+    rounded[k].b = static_cast<float>(sums[k].b);
+  }
+  return LayeredDepthCube(layers.params(), layers.vplCount(),
+                          std::vector<std::uint32_t>(layers.offsets().begin(), layers.offsets().end()),
+                          std::move(rounded));
 }
 
 LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor) {

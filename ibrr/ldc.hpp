@@ -113,6 +113,27 @@ private:
 // Stores with bias compensation are refused: their emitted part would count twice (merge before compensating).
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b);
 
+// A store baked from a share of the light paths, with each layer's radiosity sum kept in double precision: the
+// shares of a distributed bake (src/cluster/) add with addLayerSums in a fixed order, and the sum of the shares
+// rounds to the same floats as the whole bake's sums (the two differ only in the order of double additions,
+// about 1e-16 relative, far below a float's 6e-8). `layers` holds the planes, counts and VPL count; its float
+// radiosity is not read.
+struct LayerSums {
+  LayerSums() = default;
+  // Throws ibrr::Error unless there is one sum per layer.
+  LayerSums(LayeredDepthCube layers, std::vector<glm::dvec3> sums);
+  // A store whose float radiosity is all there is (the GPU warp's).
+  static LayerSums fromStore(LayeredDepthCube store);
+  // The store with each sum rounded to float.
+  LayeredDepthCube rounded() const;
+
+  LayeredDepthCube layers;
+  std::vector<glm::dvec3> sums;  // per layer, in store order
+};
+
+// merge() for layer sums: the same layers, the sums added in double precision.
+LayerSums addLayerSums(const LayerSums& a, const LayerSums& b);
+
 // The same store with every layer's radiosity multiplied by `factor` (> 0, finite): a store baked from the
 // first P of N light paths, whose VPL powers were Φ/N, estimates the full radiosity when scaled by N/P.
 // Refused for a store with bias compensation (its emitted part does not scale with the paths).

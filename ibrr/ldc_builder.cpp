@@ -11,6 +11,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 namespace ibrr {
 
@@ -35,16 +36,34 @@ constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
 struct BuildLayer {
   glm::vec3 n{0.0f};           // plane normal, unit (quantised to octahedral only when finalised)
   float d = 0.0f;              // plane offset p·n, world units
-  glm::vec3 total{0.0f};       // Σ over finished hemicubes of their area-weighted mean
+  glm::dvec3 total{0.0};       // Σ over finished hemicubes of their area-weighted mean, in double precision so
+                               // that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums)
   std::uint32_t count = 0;     // finished hemicubes
   glm::vec3 pendingSum{0.0f};  // Σ a·E of the current hemicube
   float pendingWeight = 0.0f;  // Σ a of the current hemicube (m²)
   std::int32_t next = -1;      // next layer of the same pixel, -1 ends the list
   std::uint32_t pendingHemicube = kNoHemicube;
+  bool opened = false;         // a hemicube's sample opened it after the geometry seeds (a surface they lack)
+
+  // Adds a record of hemicube `stamp` to the pending sums, finishing the previous hemicube's first. Returns
+  // true when the layer held no pending hemicube (the caller lists it for the final flush).
+  bool add(std::uint32_t stamp, float area, const glm::vec3& areaValue) {
+    bool fresh = false;
+    if (pendingHemicube != stamp) {
+      if (pendingHemicube == kNoHemicube)
+        fresh = true;
+      else
+        flush();  // records come in hemicube order: the previous one is complete
+      pendingHemicube = stamp;
+    }
+    pendingSum += areaValue;
+    pendingWeight += area;
+    return fresh;
+  }
 
   void flush() {
     if (pendingWeight > 0.0f) {
-      total += pendingSum / pendingWeight;
+      total += glm::dvec3(pendingSum / pendingWeight);
       ++count;
     }
     pendingSum = glm::vec3(0.0f);
@@ -52,6 +71,22 @@ struct BuildLayer {
     pendingHemicube = kNoHemicube;
   }
 };
+
+// The distance of p from the layer's plane, |p·n_l − d_l| (world units), or +∞ when the normals differ by more
+// than ε_n (n·n_l ≤ minCos): the matching test of paper §3.1, the nearest plane within ε_d winning.
+float planeDistance(const BuildLayer& layer, const glm::vec3& p, const glm::vec3& n, float minCos) {
+  if (!(glm::dot(n, layer.n) > minCos)) return std::numeric_limits<float>::infinity();
+  return std::fabs(glm::dot(p, layer.n) - layer.d);
+}
+
+// The layer a record at p with normal n opens: its own plane.
+BuildLayer openedLayer(const glm::vec3& p, const glm::vec3& n) {
+  BuildLayer layer;
+  layer.n = n;
+  layer.d = glm::dot(p, n);
+  layer.opened = true;
+  return layer;
+}
 
 // The sample that opened a record: its plane is what phase 2 matches against the pixel's layers.
 struct RecordPlane {
@@ -138,6 +173,7 @@ struct LdcBuilder::Tile {
   std::vector<std::int32_t> head;  // first layer of each pixel, -1 when empty
   std::vector<BuildLayer> layers;
   std::vector<std::int32_t> pending;  // layers holding an unfinished hemicube sum
+  std::vector<DeferredOpening> deferred;  // deferOpenedLayers: the records kept aside, in this tile's order
 };
 
 LdcBuilder::LdcBuilder(const LdcParams& params, SplatKernel kernel, int tileSize)
@@ -177,7 +213,277 @@ void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
   insertSamples(std::span<const HemicubeSampleView>(&seeds, 1), true);
 }
 
-void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly) {
+namespace {
+
+// The per-chunk cache that folds a sample's pixel shares into an earlier record of the same pixel.
+struct FoldCache {
+  std::uint32_t pixel[kFoldCacheSize];
+  std::uint32_t record[kFoldCacheSize];
+  bool ownShare[kFoldCacheSize];  // the record holds its opening sample's share of its own pixel
+  void clear() { std::fill(std::begin(record), std::end(record), kNoRecord); }
+};
+
+// One insert() call: its samples, the store's frame and parameters, and its two phases.
+struct InsertionPass {
+  const LdcFrame& frame;
+  std::span<const HemicubeSampleView> hemicubes;
+  std::span<const ChunkRange> ranges;
+  int res = 0, tileSize = 0, tilesPerSide = 0;
+  std::size_t tileCount = 0;
+  float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
+  SplatKernel kernel = SplatKernel::Box;
+  bool seeded = false;     // the geometry seeded the layers before this call
+  bool seedOnly = false;   // this call seeds them
+  bool deferring = false;  // LdcBuilder::deferOpenedLayers
+  std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
+
+  // Phase 1 for chunk c: its samples' records and large splats, sorted by tile.
+  void chunkRecords(std::size_t c, ChunkOutput& out, FoldCache& fold) const {
+    const ChunkRange range = ranges[c];
+    const HemicubeSampleView& hc = hemicubes[range.hemicube];
+    out.planes.clear();
+    out.largeSplats.clear();
+    out.records.clear();
+    out.dropped = 0;
+    out.splats = 0;
+    fold.clear();
+    for (std::uint32_t k = range.begin; k < range.end; ++k) addSample(hc, range.hemicube, k, out, fold);
+    sortByTile(out);
+  }
+
+  // Warps sample k and gives its splat's pixels their shares (or one record per tile for a large splat).
+  void addSample(const HemicubeSampleView& hc, std::uint32_t hemicube, std::uint32_t k, ChunkOutput& out,
+                 FoldCache& fold) const {
+    const glm::vec3 p = hc.positions[k];
+    const glm::vec3 nIn = hc.normals[k];
+    const glm::vec3 value = hc.values[k];
+    const float area = hc.footprints[k];
+    const float len2 = glm::dot(nIn, nIn);
+    if (!finite3(p) || !finite3(value) || !std::isfinite(area) || !(len2 > 1e-20f) || !std::isfinite(len2)) {
+      ++out.dropped;
+      return;
+    }
+    const glm::vec3 n = nIn * (1.0f / std::sqrt(len2));
+    const int ldi = dominantAxis(n);
+    const glm::vec2 centre = frame.toPixel(ldi, p);
+    if (!(centre.x >= 0.0f && centre.y >= 0.0f && centre.x < static_cast<float>(res) &&
+          centre.y < static_cast<float>(res))) {
+      ++out.dropped;
+      return;
+    }
+    const RecordPlane plane{p, glm::dot(p, n), n, hemicube};
+    glm::vec3 splatPixels[kPixelRecordMaxBox];  // (i, j, kernel weight) of a small splat's pixels
+    std::size_t pixelCount = 0;
+    float weightSum = 0.0f;
+    const glm::vec3 reach = hc.edgeReaches.empty() ? glm::vec3(0.0f) : hc.edgeReaches[k];
+    if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
+        boxCoversOwnPixelOnly(frame, p, n, hc.centre, area, centre)) {
+      // Fast path, same result as the general one: a box splat that reaches no neighbouring pixel centre.
+      const float resLast = static_cast<float>(res - 1);
+      splatPixels[0] = glm::vec3(std::min(static_cast<float>(static_cast<int>(centre.x)), resLast),
+                                 std::min(static_cast<float>(static_cast<int>(centre.y)), resLast), 1.0f);
+      pixelCount = 1;
+      weightSum = 1.0f;
+    } else {
+      const SplatFootprint fp = splatFootprint(frame, ldi, p, n, hc.centre, std::max(area, 0.0f), reach);
+      const SplatRaster raster = prepareSplat(fp, kernel, res);
+      if ((raster.i1 - raster.i0 + 1) * (raster.j1 - raster.j0 + 1) > kPixelRecordMaxBox) {
+        addLargeSplat(raster, ldi, plane, value, area, out);
+        return;
+      }
+      rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
+        splatPixels[pixelCount++] = glm::vec3(static_cast<float>(i), static_cast<float>(j), w);
+        weightSum += w;
+      });
+    }
+    out.splats += pixelCount;
+    const float areaScale = std::max(area, minArea) / weightSum;  // A/W
+    std::uint32_t planeIndex = kNoRecord;  // this sample's plane, added when it opens a record
+    for (std::size_t q = 0; q < pixelCount; ++q) {
+      const int i = static_cast<int>(splatPixels[q].x);
+      const int j = static_cast<int>(splatPixels[q].y);
+      const float a = splatPixels[q].z * areaScale;
+      // After seeding, a sample's share of its own pixel and its spill into others are matched differently
+      // (phase 2: spill never reaches an opened layer), so each folds only into a record of its own kind.
+      const bool ownShare = seeded && i == static_cast<int>(centre.x) && j == static_cast<int>(centre.y);
+      addPixelShare(ldi, i, j, ownShare, a, a * value, plane, planeIndex, out, fold);
+    }
+  }
+
+  // Share (a, a·E) of pixel (i, j): folded into the chunk's earlier record of that pixel when the sample lies
+  // on the record's plane (the phase-2 matching test) and the two are of one kind, else a new record.
+  void addPixelShare(int ldi, int i, int j, bool ownShare, float a, const glm::vec3& areaValue,
+                     const RecordPlane& plane, std::uint32_t& planeIndex, ChunkOutput& out, FoldCache& fold) const {
+    const std::uint32_t pixel = frame.globalPixel(ldi, i, j);
+    const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
+    const std::uint32_t prev = fold.record[slot];
+    if (prev != kNoRecord && fold.pixel[slot] == pixel && fold.ownShare[slot] == ownShare) {
+      PixelRecord& rec = out.records[prev];
+      const RecordPlane& rp = out.planes[rec.plane];
+      if (std::fabs(glm::dot(plane.position, rp.normal) - rp.d) < epsDistance &&
+          glm::dot(plane.normal, rp.normal) > minCos) {
+        rec.area += a;
+        rec.areaValue += areaValue;
+        return;
+      }
+    }
+    if (planeIndex == kNoRecord) {
+      planeIndex = static_cast<std::uint32_t>(out.planes.size());
+      out.planes.push_back(plane);
+    }
+    const int ti = i / tileSize, tj = j / tileSize;
+    PixelRecord rec;
+    rec.plane = planeIndex;
+    rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
+    rec.localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
+    rec.area = a;
+    rec.areaValue = areaValue;
+    fold.pixel[slot] = pixel;
+    fold.ownShare[slot] = ownShare;
+    fold.record[slot] = static_cast<std::uint32_t>(out.records.size());
+    out.records.push_back(rec);
+  }
+
+  // A large splat: one record per tile it touches, rasterised there in phase 2.
+  void addLargeSplat(const SplatRaster& raster, int ldi, const RecordPlane& plane, const glm::vec3& value, float area,
+                     ChunkOutput& out) const {
+    std::size_t pixelCount = 0;
+    float weightSum = 0.0f;
+    if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count, a few tests per row
+      rasterBoxRuns(raster, 0, res - 1, 0, res - 1,
+                    [&](int, int iFirst, int iLast) { pixelCount += std::size_t(iLast - iFirst + 1); });
+      weightSum = static_cast<float>(pixelCount);
+    } else {
+      rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int, int, float w) {
+        ++pixelCount;
+        weightSum += w;
+      });
+    }
+    out.splats += pixelCount;
+    const auto splat = static_cast<std::uint32_t>(out.largeSplats.size());
+    out.largeSplats.push_back(LargeSplat{raster, value, std::max(area, minArea) / weightSum});
+    const auto planeIndex = static_cast<std::uint32_t>(out.planes.size());
+    out.planes.push_back(plane);
+    for (int tj = raster.j0 / tileSize; tj <= raster.j1 / tileSize; ++tj)
+      for (int ti = raster.i0 / tileSize; ti <= raster.i1 / tileSize; ++ti) {
+        PixelRecord rec;
+        rec.plane = planeIndex;
+        rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
+        rec.splat = splat;
+        out.records.push_back(rec);
+      }
+  }
+
+  // Stable counting sort of the chunk's records by tile, each with its plane copied in.
+  void sortByTile(ChunkOutput& out) const {
+    out.tileStart.assign(tileCount + 1, 0);
+    for (const PixelRecord& rec : out.records) ++out.tileStart[rec.tile + 1];
+    for (std::size_t t = 0; t < tileCount; ++t) out.tileStart[t + 1] += out.tileStart[t];
+    if (out.sorted.size() < out.records.size()) out.sorted.resize(out.records.size());  // only grows
+    out.cursor.assign(out.tileStart.begin(), out.tileStart.end() - 1);
+    for (const PixelRecord& rec : out.records) {
+      const RecordPlane& plane = out.planes[rec.plane];
+      out.sorted[out.cursor[rec.tile]++] = TileRecord{plane.position, plane.normal,   rec.areaValue, rec.area,
+                                                      plane.hemicube, rec.localPixel, rec.splat};
+    }
+  }
+
+  // Phase 2 for tile t: its records chunk by chunk, i.e. in sample order; the pending hemicube sums flushed.
+  void accumulateTile(std::size_t t, LdcBuilder::Tile& tile, std::span<const ChunkOutput> chunks) const {
+    const TilePlace place = tilePlace(t);
+    const int iEnd = std::min(res, place.iBase + tileSize) - 1;
+    const int jEnd = std::min(res, place.jBase + tileSize) - 1;
+    for (std::size_t c = 0; c < ranges.size(); ++c) {
+      const ChunkOutput& chunk = chunks[c];
+      for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
+        const TileRecord& rec = chunk.sorted[k];
+        const RecordOrder order{ranges[c].begin, k};
+        if (rec.splat == kNoRecord) {
+          accumulate(tile, place, rec.localPixel, rec, order, rec.area, rec.areaValue);
+          continue;
+        }
+        const LargeSplat& splat = chunk.largeSplats[rec.splat];
+        rasterSplat(splat.raster, kernel, place.iBase, iEnd, place.jBase, jEnd, [&](int i, int j, float w) {
+          const float a = w * splat.areaScale;
+          const auto localPixel = static_cast<std::uint32_t>((j - place.jBase) * tileSize + (i - place.iBase));
+          accumulate(tile, place, localPixel, rec, order, a, a * splat.value);
+        });
+      }
+    }
+    for (std::int32_t idx : tile.pending) tile.layers[static_cast<std::size_t>(idx)].flush();
+    tile.pending.clear();
+  }
+
+  struct TilePlace {
+    int ldi = 0, iBase = 0, jBase = 0;  // the tile's LDI and its first pixel there
+  };
+  TilePlace tilePlace(std::size_t t) const {
+    const int inLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
+    return {static_cast<int>(t) / (tilesPerSide * tilesPerSide), (inLdi % tilesPerSide) * tileSize,
+            (inLdi / tilesPerSide) * tileSize};
+  }
+  struct RecordOrder {
+    std::uint32_t chunkSample = 0, record = 0;  // the record's place within its hemicube, for deferral
+  };
+
+  // Where a record's share of one pixel goes (paper §3.1: |p'·n − d| < ε_d and n'·n > 1 − ε_n, the nearest
+  // plane winning): the nearest seeded layer (before seeding, and without seeds, every layer counts as
+  // seeded); failing that, spill is dropped, and a record in its own pixel joins the nearest layer an earlier
+  // record opened there or opens one, unless opened layers are deferred (deferOpenedLayers). Spill never
+  // opens a layer and never reaches an opened one: a VPL opens a layer only where its sample lies (a surface
+  // the seeds lack, such as the back of a thin wall), so the layers do not depend on the VPLs, and what a
+  // hemicube adds to the store does not depend on the hemicubes before it (a distributed bake's shares add
+  // up to the whole bake).
+  void accumulate(LdcBuilder::Tile& tile, const TilePlace& place, std::uint32_t localPixel, const TileRecord& rec,
+                  const RecordOrder& order, float area, const glm::vec3& areaValue) const {
+    std::int32_t bestSeeded = -1, bestOpened = -1, last = -1;
+    float seededDistance = epsDistance, openedDistance = epsDistance;
+    for (std::int32_t idx = tile.head[localPixel]; idx >= 0; idx = tile.layers[std::size_t(idx)].next) {
+      const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
+      const float dist = planeDistance(layer, rec.position, rec.normal, minCos);
+      if (!layer.opened && dist < seededDistance) {
+        bestSeeded = idx;
+        seededDistance = dist;
+      } else if (layer.opened && dist < openedDistance) {
+        bestOpened = idx;
+        openedDistance = dist;
+      }
+      last = idx;
+    }
+    std::int32_t best = bestSeeded;
+    if (best < 0 && seeded && !seedOnly) {
+      const int i = place.iBase + static_cast<int>(localPixel) % tileSize;
+      const int j = place.jBase + static_cast<int>(localPixel) / tileSize;
+      const glm::vec2 own = frame.toPixel(place.ldi, rec.position);
+      if (static_cast<int>(own.x) != i || static_cast<int>(own.y) != j) return;  // spill
+      if (deferring) {
+        tile.deferred.push_back(DeferredOpening{frame.globalPixel(place.ldi, i, j),
+                                                std::uint32_t(firstHemicube + rec.hemicube), order.chunkSample,
+                                                order.record, rec.position, rec.normal, areaValue, area});
+        return;
+      }
+      best = bestOpened;
+    }
+    if (best < 0) {
+      best = static_cast<std::int32_t>(tile.layers.size());
+      BuildLayer layer = openedLayer(rec.position, rec.normal);
+      layer.opened = seeded && !seedOnly;
+      tile.layers.push_back(layer);
+      if (last < 0)
+        tile.head[localPixel] = best;
+      else
+        tile.layers[static_cast<std::size_t>(last)].next = best;
+    }
+    if (seedOnly) return;  // a seed only makes sure the layer exists
+    if (tile.layers[static_cast<std::size_t>(best)].add(rec.hemicube, area, areaValue)) tile.pending.push_back(best);
+  }
+};
+
+}  // namespace
+
+// Cuts every hemicube into chunks of kChunkSamples samples (fixed, whatever the threads and the batching);
+// returns the sample count. Throws ibrr::Error for a hemicube whose arrays differ in length.
+std::size_t LdcBuilder::chunkRanges(std::span<const HemicubeSampleView> hemicubes) {
   std::vector<ChunkRange>& ranges = m_scratch->ranges;
   ranges.clear();
   std::size_t total = 0;
@@ -197,6 +503,26 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
       ranges.push_back(ChunkRange{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(s0),
                                   static_cast<std::uint32_t>(std::min(n, s0 + kChunkSamples))});
   }
+  return total;
+}
+
+void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly) {
+  const std::size_t total = chunkRanges(hemicubes);
+  const InsertionPass pass{m_frame,
+                           hemicubes,
+                           m_scratch->ranges,
+                           m_frame.resolution(),
+                           m_tileSize,
+                           m_tilesPerSide,
+                           m_tiles.size(),
+                           m_params.epsDistance,
+                           1.0f - m_params.epsNormal,
+                           kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize(),
+                           m_kernel,
+                           m_seeded,
+                           seedOnly,
+                           m_deferOpenings,
+                           m_firstHemicube + m_stats.hemicubes};
   if (seedOnly) {
     m_seeded = true;
     m_stats.seedSamples += total;
@@ -205,20 +531,9 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
     m_stats.samples += total;
   }
   if (total == 0) return;
-
-  const int res = m_frame.resolution();
-  const int tileSize = m_tileSize;
-  const int tilesPerSide = m_tilesPerSide;
-  const std::size_t tileCount = m_tiles.size();
-  const std::size_t chunkCount = ranges.size();
   std::vector<ChunkOutput>& chunks = m_scratch->chunks;
+  const std::size_t chunkCount = pass.ranges.size();
   if (chunks.size() < chunkCount) chunks.resize(chunkCount);
-  const float epsDistance = m_params.epsDistance;
-  const float minCos = 1.0f - m_params.epsNormal;
-  const SplatKernel kernel = m_kernel;
-  const bool seeded = m_seeded;
-  const float minArea = kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize();
-  const float resLast = static_cast<float>(res - 1);
 
   // Phase 1, in parallel over chunks: warp each sample, rasterise its splat, and give every covered pixel its
   // share a = w·A/W of the sample's area (A the footprint, w the kernel weight, W the weights' sum over the
@@ -229,212 +544,14 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
   // touches, rasterised there in phase 2. Records are then counting-sorted by tile, stably, with their plane
   // copied in, so that phase 2 reads each tile's records in one sweep.
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunkCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-    std::uint32_t foldPixel[kFoldCacheSize];
-    std::uint32_t foldRecord[kFoldCacheSize];
-    glm::vec3 splatPixels[kPixelRecordMaxBox];  // (i, j, kernel weight) of a small splat's pixels
-    for (std::size_t c = r.begin(); c != r.end(); ++c) {
-      const ChunkRange range = ranges[c];
-      const HemicubeSampleView& hc = hemicubes[range.hemicube];
-      ChunkOutput& out = chunks[c];
-      out.planes.clear();
-      out.largeSplats.clear();
-      out.records.clear();
-      std::uint64_t dropped = 0;
-      std::uint64_t splats = 0;
-      std::fill(std::begin(foldRecord), std::end(foldRecord), kNoRecord);
-      for (std::uint32_t k = range.begin; k < range.end; ++k) {
-        const glm::vec3 p = hc.positions[k];
-        const glm::vec3 nIn = hc.normals[k];
-        const glm::vec3 value = hc.values[k];
-        const float area = hc.footprints[k];
-        const float len2 = glm::dot(nIn, nIn);
-        if (!finite3(p) || !finite3(value) || !std::isfinite(area) || !(len2 > 1e-20f) || !std::isfinite(len2)) {
-          ++dropped;
-          continue;
-        }
-        const glm::vec3 n = nIn * (1.0f / std::sqrt(len2));
-        const int ldi = dominantAxis(n);
-        const glm::vec2 centre = m_frame.toPixel(ldi, p);
-        if (!(centre.x >= 0.0f && centre.y >= 0.0f && centre.x < static_cast<float>(res) &&
-              centre.y < static_cast<float>(res))) {
-          ++dropped;
-          continue;
-        }
-        std::size_t pixelCount = 0;
-        float weightSum = 0.0f;
-        const float d = glm::dot(p, n);
-        std::uint32_t plane = kNoRecord;  // this sample's plane, added when it opens a record
-        const glm::vec3 reach = hc.edgeReaches.empty() ? glm::vec3(0.0f) : hc.edgeReaches[k];
-        if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
-            boxCoversOwnPixelOnly(m_frame, p, n, hc.centre, area, centre)) {
-          // Fast path, same result as the general one: a box splat that reaches no neighbouring pixel centre.
-          splatPixels[0] = glm::vec3(std::min(static_cast<float>(static_cast<int>(centre.x)), resLast),
-                                     std::min(static_cast<float>(static_cast<int>(centre.y)), resLast), 1.0f);
-          pixelCount = 1;
-          weightSum = 1.0f;
-        } else {
-          const SplatFootprint fp = splatFootprint(m_frame, ldi, p, n, hc.centre, std::max(area, 0.0f), reach);
-          const SplatRaster raster = prepareSplat(fp, kernel, res);
-          if ((raster.i1 - raster.i0 + 1) * (raster.j1 - raster.j0 + 1) > kPixelRecordMaxBox) {
-            // Large splat: one record per tile it touches, rasterised there in phase 2.
-            if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count, a few tests per row
-              rasterBoxRuns(raster, 0, res - 1, 0, res - 1,
-                            [&](int, int iFirst, int iLast) { pixelCount += std::size_t(iLast - iFirst + 1); });
-              weightSum = static_cast<float>(pixelCount);
-            } else {
-              rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int, int, float w) {
-                ++pixelCount;
-                weightSum += w;
-              });
-            }
-            splats += pixelCount;
-            const auto splat = static_cast<std::uint32_t>(out.largeSplats.size());
-            out.largeSplats.push_back(LargeSplat{raster, value, std::max(area, minArea) / weightSum});
-            plane = static_cast<std::uint32_t>(out.planes.size());
-            out.planes.push_back(RecordPlane{p, d, n, range.hemicube});
-            for (int tj = raster.j0 / tileSize; tj <= raster.j1 / tileSize; ++tj)
-              for (int ti = raster.i0 / tileSize; ti <= raster.i1 / tileSize; ++ti) {
-                PixelRecord rec;
-                rec.plane = plane;
-                rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
-                rec.splat = splat;
-                out.records.push_back(rec);
-              }
-            continue;
-          }
-          rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
-            splatPixels[pixelCount++] = glm::vec3(static_cast<float>(i), static_cast<float>(j), w);
-            weightSum += w;
-          });
-        }
-        splats += pixelCount;
-        const float areaScale = std::max(area, minArea) / weightSum;  // A/W
-        for (std::size_t q = 0; q < pixelCount; ++q) {
-          const glm::vec3 px = splatPixels[q];
-          const int i = static_cast<int>(px.x);
-          const int j = static_cast<int>(px.y);
-          const float a = px.z * areaScale;
-          const std::uint32_t pixel = m_frame.globalPixel(ldi, i, j);
-          const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
-          const std::uint32_t prev = foldRecord[slot];
-          if (prev != kNoRecord && foldPixel[slot] == pixel) {
-            PixelRecord& rec = out.records[prev];
-            const RecordPlane& rp = out.planes[rec.plane];
-            if (std::fabs(glm::dot(p, rp.normal) - rp.d) < epsDistance && glm::dot(n, rp.normal) > minCos) {
-              rec.area += a;
-              rec.areaValue += a * value;
-              continue;
-            }
-          }
-          if (plane == kNoRecord) {
-            plane = static_cast<std::uint32_t>(out.planes.size());
-            out.planes.push_back(RecordPlane{p, d, n, range.hemicube});
-          }
-          const int ti = i / tileSize, tj = j / tileSize;
-          PixelRecord rec;
-          rec.plane = plane;
-          rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
-          rec.localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
-          rec.area = a;
-          rec.areaValue = a * value;
-          foldPixel[slot] = pixel;
-          foldRecord[slot] = static_cast<std::uint32_t>(out.records.size());
-          out.records.push_back(rec);
-        }
-      }
-      out.dropped = dropped;
-      out.splats = splats;
-      // Stable counting sort by tile.
-      out.tileStart.assign(tileCount + 1, 0);
-      for (const PixelRecord& rec : out.records) ++out.tileStart[rec.tile + 1];
-      for (std::size_t t = 0; t < tileCount; ++t) out.tileStart[t + 1] += out.tileStart[t];
-      if (out.sorted.size() < out.records.size()) out.sorted.resize(out.records.size());  // only grows
-      out.cursor.assign(out.tileStart.begin(), out.tileStart.end() - 1);
-      for (const PixelRecord& rec : out.records) {
-        const RecordPlane& plane = out.planes[rec.plane];
-        out.sorted[out.cursor[rec.tile]++] = TileRecord{plane.position, plane.normal,   rec.areaValue, rec.area,
-                                                        plane.hemicube, rec.localPixel, rec.splat};
-      }
-    }
+    FoldCache fold;
+    for (std::size_t c = r.begin(); c != r.end(); ++c) pass.chunkRecords(c, chunks[c], fold);
   });
-
-  // Phase 2, in parallel over tiles: each tile takes its records chunk by chunk, i.e. in sample order, matches
-  // or creates the pixel's layer (paper §3.1: |p'·n − d| < ε_d and n'·n > 1 − ε_n, nearest plane wins) and adds
-  // the record's sums to the layer's pending hemicube. A tile owns its pixels' layers: no two threads share one.
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tileCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t t = r.begin(); t != r.end(); ++t) {
-      Tile& tile = *m_tiles[t];
-      const int tileLdi = static_cast<int>(t) / (tilesPerSide * tilesPerSide);
-      const int tileInLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
-      const int iBase = (tileInLdi % tilesPerSide) * tileSize;
-      const int jBase = (tileInLdi / tilesPerSide) * tileSize;
-      const int iEnd = std::min(res, iBase + tileSize) - 1;
-      const int jEnd = std::min(res, jBase + tileSize) - 1;
-      // Once the geometry seeded the layers, a splat's spill into pixels around its sample's own pixel
-      // matches layers but never opens one: a VPL opens a layer only where its sample lies (a surface the
-      // seeds lack, such as the back of a thin wall), so the layers do not depend on the VPLs.
-      auto spillOnly = [&](std::uint32_t localPixel, const TileRecord& rec) {
-        const glm::vec2 own = m_frame.toPixel(tileLdi, rec.position);
-        return static_cast<int>(own.x) != iBase + static_cast<int>(localPixel) % tileSize ||
-               static_cast<int>(own.y) != jBase + static_cast<int>(localPixel) / tileSize;
-      };
-      auto accumulate = [&](std::uint32_t localPixel, const TileRecord& rec, float area, const glm::vec3& areaValue) {
-        std::int32_t idx = tile.head[localPixel];
-        std::int32_t best = -1;
-        std::int32_t last = -1;
-        float bestDist = epsDistance;
-        while (idx >= 0) {
-          const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
-          const float dist = std::fabs(glm::dot(rec.position, layer.n) - layer.d);
-          if (dist < bestDist && glm::dot(rec.normal, layer.n) > minCos) {
-            best = idx;
-            bestDist = dist;
-          }
-          last = idx;
-          idx = layer.next;
-        }
-        if (best < 0) {
-          if (seeded && !seedOnly && spillOnly(localPixel, rec)) return;
-          best = static_cast<std::int32_t>(tile.layers.size());
-          BuildLayer layer;
-          layer.n = rec.normal;
-          layer.d = glm::dot(rec.position, rec.normal);
-          tile.layers.push_back(layer);
-          if (last < 0)
-            tile.head[localPixel] = best;
-          else
-            tile.layers[static_cast<std::size_t>(last)].next = best;
-        }
-        if (seedOnly) return;  // a seed only makes sure the layer exists
-        BuildLayer& layer = tile.layers[static_cast<std::size_t>(best)];
-        if (layer.pendingHemicube != rec.hemicube) {
-          if (layer.pendingHemicube == kNoHemicube)
-            tile.pending.push_back(best);
-          else
-            layer.flush();  // records come in hemicube order: the previous one is complete
-          layer.pendingHemicube = rec.hemicube;
-        }
-        layer.pendingSum += areaValue;
-        layer.pendingWeight += area;
-      };
-      for (std::size_t c = 0; c < chunkCount; ++c) {
-        const ChunkOutput& chunk = chunks[c];
-        for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
-          const TileRecord& rec = chunk.sorted[k];
-          if (rec.splat == kNoRecord) {
-            accumulate(rec.localPixel, rec, rec.area, rec.areaValue);
-            continue;
-          }
-          const LargeSplat& splat = chunk.largeSplats[rec.splat];
-          rasterSplat(splat.raster, kernel, iBase, iEnd, jBase, jEnd, [&](int i, int j, float w) {
-            const float a = w * splat.areaScale;
-            accumulate(static_cast<std::uint32_t>((j - jBase) * tileSize + (i - iBase)), rec, a, a * splat.value);
-          });
-        }
-      }
-      for (std::int32_t idx : tile.pending) tile.layers[static_cast<std::size_t>(idx)].flush();
-      tile.pending.clear();
-    }
+  // Phase 2, in parallel over tiles: each tile takes its records in sample order and matches, opens or defers
+  // the pixel's layer (InsertionPass::accumulate). A tile owns its pixels' layers: no two threads share one.
+  const std::span<const ChunkOutput> chunkOutputs(chunks.data(), chunkCount);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pass.tileCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t t = r.begin(); t != r.end(); ++t) pass.accumulateTile(t, *m_tiles[t], chunkOutputs);
   });
 
   for (std::size_t c = 0; c < chunkCount; ++c) {
@@ -502,10 +619,86 @@ LayeredDepthCube LdcBuilder::finalize() const {
       m_frame, m_tileSize, m_tilesPerSide, m_tiles,
       [&](std::uint32_t g) { offsets[g] = static_cast<std::uint32_t>(layers.size()); },
       [&](const BuildLayer& b) {
-        layers.push_back(PackedLayer{octEncode(b.n), b.d, b.total.x, b.total.y, b.total.z, b.count});
+        const glm::vec3 total(b.total);
+        layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, b.count});
       });
   offsets.back() = static_cast<std::uint32_t>(layers.size());
   return LayeredDepthCube(m_params, m_stats.hemicubes, std::move(offsets), std::move(layers));
+}
+
+LayerSums LdcBuilder::layerSums() const {
+  LayeredDepthCube store = finalize();
+  std::vector<glm::dvec3> sums;
+  sums.reserve(store.layers().size());
+  forEachLayerInStoreOrder(
+      m_frame, m_tileSize, m_tilesPerSide, m_tiles, [](std::uint32_t) {},
+      [&](const BuildLayer& b) { sums.push_back(b.total); });
+  return LayerSums(std::move(store), std::move(sums));
+}
+
+void LdcBuilder::deferOpenedLayers(std::uint32_t firstHemicube) {
+  m_deferOpenings = true;
+  m_firstHemicube = std::uint64_t(firstHemicube) - m_stats.hemicubes;
+}
+
+std::vector<DeferredOpening> LdcBuilder::deferredOpenings() const {
+  std::vector<DeferredOpening> all;
+  for (const auto& tile : m_tiles) all.insert(all.end(), tile->deferred.begin(), tile->deferred.end());
+  return all;
+}
+
+LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpening> openings) {
+  auto order = [](const DeferredOpening& x) { return std::tie(x.pixel, x.hemicube, x.sample, x.record); };
+  std::sort(openings.begin(), openings.end(),
+            [&](const DeferredOpening& a, const DeferredOpening& b) { return order(a) < order(b); });
+  const LayeredDepthCube& store = seeded.layers;
+  const float epsDistance = store.params().epsDistance;
+  const float minCos = 1.0f - store.params().epsNormal;
+  std::vector<std::uint32_t> offsets(store.offsets().size());
+  std::vector<PackedLayer> layers;
+  std::vector<glm::dvec3> sums;
+  layers.reserve(store.layers().size());
+  sums.reserve(store.layers().size());
+  std::vector<BuildLayer> opened;  // of the current pixel, in the order they open
+  std::size_t next = 0;            // the first record not yet replayed
+  for (std::uint32_t g = 0; g + 1 < offsets.size(); ++g) {
+    offsets[g] = static_cast<std::uint32_t>(layers.size());
+    for (std::uint32_t k = store.offsets()[g]; k < store.offsets()[g + 1]; ++k) {
+      layers.push_back(store.layers()[k]);
+      sums.push_back(seeded.sums[k]);
+    }
+    opened.clear();
+    for (; next < openings.size() && openings[next].pixel == g; ++next) {
+      const DeferredOpening& rec = openings[next];
+      std::int32_t best = -1;
+      float bestDistance = epsDistance;
+      for (std::size_t l = 0; l < opened.size(); ++l) {
+        const float dist = planeDistance(opened[l], rec.position, rec.normal, minCos);
+        if (dist < bestDistance) {
+          best = static_cast<std::int32_t>(l);
+          bestDistance = dist;
+        }
+      }
+      if (best < 0) {
+        best = static_cast<std::int32_t>(opened.size());
+        opened.push_back(openedLayer(rec.position, rec.normal));
+      }
+      opened[std::size_t(best)].add(rec.hemicube, rec.area, rec.areaValue);
+    }
+    for (BuildLayer& b : opened) {
+      b.flush();
+      const glm::vec3 total(b.total);
+      layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, b.count});
+      sums.push_back(b.total);
+    }
+  }
+  if (next != openings.size()) throw Error("a deferred layer record names a pixel outside the store");
+  if (layers.size() >= std::numeric_limits<std::uint32_t>::max())
+    throw Error("the LDC holds " + std::to_string(layers.size()) +
+                " layers, more than 32-bit offsets address; lower the resolution or epsilon");
+  offsets.back() = static_cast<std::uint32_t>(layers.size());
+  return LayerSums(LayeredDepthCube(store.params(), store.vplCount(), std::move(offsets), std::move(layers)),
+                   std::move(sums));
 }
 
 }  // namespace ibrr

@@ -55,6 +55,21 @@ struct BuilderStats {
   std::uint64_t seedSamples = 0;     // geometry seeds handed to seedLayers (surface_seeds.hpp)
 };
 
+// A record in its own pixel that matched no seeded layer, kept aside by a builder that defers opened layers
+// (LdcBuilder::deferOpenedLayers): which layer it opens or joins depends on the records of earlier hemicubes in
+// that pixel, which a share of a distributed bake does not have. openDeferredLayers replays them all in the whole
+// bake's order, exactly as one builder would have taken them.
+struct DeferredOpening {
+  std::uint32_t pixel = 0;     // global LDI pixel
+  std::uint32_t hemicube = 0;  // the hemicube's index in the whole bake
+  std::uint32_t sample = 0;    // the first sample of its chunk within the hemicube
+  std::uint32_t record = 0;    // its place among the records its chunk gave that pixel's tile
+  glm::vec3 position{0.0f};    // the record's plane: its first sample's point and normal
+  glm::vec3 normal{0.0f};
+  glm::vec3 areaValue{0.0f};   // Σ a·E
+  float area = 0.0f;           // Σ a
+};
+
 class LdcBuilder {
 public:
   // params: resolved here (ε defaults filled in); throws ibrr::Error on bad parameters.
@@ -79,8 +94,16 @@ public:
   // matches the seeded layers or is dropped, so the layers follow the geometry and not the VPLs.
   void seedLayers(const HemicubeSampleView& seeds);
 
+  // From now on (after seeding), a record in its own pixel that matches no seeded layer is kept aside instead of
+  // opening or joining a layer, numbered as hemicube firstHemicube + k for the k-th hemicube inserted from here:
+  // the builder of one share of a distributed bake, whose layers are then the seeds' alone.
+  void deferOpenedLayers(std::uint32_t firstHemicube);
+  std::vector<DeferredOpening> deferredOpenings() const;
+
   // The compact store of everything inserted so far (the builder stays usable).
   LayeredDepthCube finalize() const;
+  // The same store with each layer's radiosity sum in double precision, for adding to other shares of a bake.
+  LayerSums layerSums() const;
 
   // The layers' planes in store order (the order finalize() writes them), with the planes as matched, before
   // their normals are quantised: what a GPU insertion needs to match exactly as insert() does.
@@ -99,6 +122,7 @@ public:
   struct Scratch;  // internal: per-call buffers, kept to avoid reallocating them for every hemicube
 
 private:
+  std::size_t chunkRanges(std::span<const HemicubeSampleView> hemicubes);
   void insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly);
 
   LdcParams m_params;
@@ -110,6 +134,14 @@ private:
   std::unique_ptr<Scratch> m_scratch;
   BuilderStats m_stats;
   bool m_seeded = false;  // seedLayers() was called: spill opens no layers
+  bool m_deferOpenings = false;
+  std::uint64_t m_firstHemicube = 0;  // added to the hemicube count for deferred records
 };
+
+// The layers of `seeded` (the shares' seeded layer sums, added) with the deferred records of every share
+// replayed in the whole bake's order (pixel by pixel: hemicube, chunk, record): each joins the nearest layer an
+// earlier one opened in its pixel or opens one, and each layer adds the area-weighted mean of every hemicube, as
+// LdcBuilder does. The opened layers follow their pixel's seeded ones, in the order they were opened.
+LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpening> openings);
 
 }  // namespace ibrr

@@ -158,7 +158,10 @@ float splatWeight(Splat s, ivec2 q) {
 bool bornBy(uvec2 birth, uvec2 moment) { return birth.x < moment.x || (birth.x == moment.x && birth.y <= moment.y); }
 
 // The layer of global pixel g that (p, n) lies on among those born by `moment`, or -1.
-int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment) {
+// ownPixel: g is the sample's own pixel. A seeded layer within ε wins; failing one, a sample in its own pixel
+// matches the layers opened before it there, and spill into the pixels around matches nothing more, as on the
+// CPU (ibrr/ldc_builder.cpp): an opened layer takes only the samples that lie in its pixel.
+int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment, bool ownPixel) {
   int best = -1;
   float bestDistance = u_epsDistance;
   for (uint l = b_offsets[g]; l < b_offsets[g + 1u]; ++l) {
@@ -169,7 +172,7 @@ int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment) {
       bestDistance = distance;
     }
   }
-  for (int l = b_extraHead[g]; l >= 0; l = b_extraNext[l]) {
+  for (int l = ownPixel && best < 0 ? b_extraHead[g] : -1; l >= 0; l = b_extraNext[l]) {
     vec4 plane = b_planes[l];
     float distance = abs(dot(p, plane.xyz) - plane.w);
     if (distance < bestDistance && dot(n, plane.xyz) > u_minCos && bornBy(b_births[l], moment)) {
@@ -243,7 +246,7 @@ uint insertTexel(ivec2 texel, inout uint samples) {
   if (u_missPass == 1) {
     ivec2 own = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
     uint ownPixel = uint(ldi * u_ldcResolution * u_ldcResolution + own.y * u_ldcResolution + own.x);
-    if (matchLayer(ownPixel, p, n, moment) < 0) {
+    if (matchLayer(ownPixel, p, n, moment, true) < 0) {
       uint index = atomicAdd(b_control[10], 1u);
       if (index < b_control[11])
         b_misses[index] = uvec4(moment.y, ownPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
@@ -259,6 +262,8 @@ uint insertTexel(ivec2 texel, inout uint samples) {
     for (int i = s.lo.x; i <= s.hi.x; ++i) weightSum += splatWeight(s, ivec2(i, j));
   float areaScale = max(area, u_minArea) / weightSum;  // A/W
   uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
+  // The pixel the sample lies in (the miss pass's; an edge reach may move the splat's centre out of it).
+  ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
   uint writes = 0u;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) {
@@ -266,9 +271,9 @@ uint insertTexel(ivec2 texel, inout uint samples) {
       if (w == 0.0) continue;
       ++writes;
       uint global = base + uint(j * u_ldcResolution + i);
-      int layer = matchLayer(global, p, n, moment);
+      int layer = matchLayer(global, p, n, moment, ivec2(i, j) == lies);
       if (layer < 0) {
-        if (ivec2(i, j) == s.own) atomicAdd(b_control[7], 1u);  // the miss pass opened one: never
+        if (ivec2(i, j) == lies) atomicAdd(b_control[7], 1u);  // the miss pass opened one: never
         continue;  // spill beside the layers: dropped, as on the CPU
       }
       float a = w * areaScale;  // world units²

@@ -386,8 +386,8 @@ TEST_CASE("the bake gives the committed reference stores: the same layers, radio
   //        --indirect-hemicube 32 --bias-compensation off --warp cpu
   //   ibrr bake scenes/conference.json -o tests/data/conference_r48_p32.ibrr --paths 32 --ldc 48 --hemicube 32
   //        --indirect-hemicube 16 --bias-compensation off --warp cpu
-  // (on an AVX-512 Xeon, when the splats beside an edge where two surfaces meet were given their reach towards
-  // it, which changes most layers at these coarse sizes; ibrr/hemicube_samples.hpp, edgeReachTowards).
+  // (on an AVX-512 Xeon, when layers the hemicubes open took only the samples that lie in their pixel, so that
+  // the shares of a distributed bake add up to the whole: ibrr/ldc_builder.cpp, deferOpenedLayers).
   // The hemicubes were rasterised by llvmpipe; another GL rasterises a few edge pixels differently, so the
   // comparison runs on llvmpipe only. llvmpipe compiles its rasteriser for the host CPU, so on another
   // CPU a few edge pixels differ too: the bake on the machine that made the files agrees exactly; the files
