@@ -193,6 +193,12 @@ void validateBakeOptions(const BakeOptions& options) {
   if (options.biasPasses == 0 || options.biasPasses > kMaxBiasCompensationPasses)
     throw Error("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
                 std::to_string(kMaxBiasCompensationPasses) + "]");
+  const std::uint32_t endPath = options.shareEnd();
+  if (options.firstPath >= endPath || endPath > options.paths)
+    throw Error("the light-path share [" + std::to_string(options.firstPath) + ", " + std::to_string(endPath) +
+                ") is not a non-empty part of the " + std::to_string(options.paths) + " paths");
+  if (options.isShare() && options.timeBudgetSeconds > 0.0)
+    throw Error("--budget stops a whole bake; a distributed bake's share cannot stop on time");
 }
 
 WarpDevice resolveWarpDevice(WarpDevice requested) {
@@ -230,7 +236,7 @@ public:
   virtual ~Warp() = default;
   virtual void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) = 0;
   virtual void finish() = 0;  // every hemicube added so far is in the store
-  virtual LayeredDepthCube store() const = 0;
+  virtual LayerSums layerSums() const = 0;
   virtual void addStats(BakeStats& stats) const = 0;
 };
 
@@ -264,7 +270,7 @@ public:
     if (m_batches[m_filling].used > 0) launch();
     wait();
   }
-  LayeredDepthCube store() const override { return m_builder.finalize(); }
+  LayerSums layerSums() const override { return m_builder.layerSums(); }
   void addStats(BakeStats& stats) const override {
     stats.warpSeconds = m_warpSeconds[0] + m_warpSeconds[1];
     stats.insertSeconds = m_insertSeconds[0] + m_insertSeconds[1];
@@ -333,7 +339,7 @@ public:
     m_warpSeconds += warpTime.seconds();
   }
   void finish() override {}
-  LayeredDepthCube store() const override { return m_insertion.finalize(); }
+  LayerSums layerSums() const override { return LayerSums::fromStore(m_insertion.finalize()); }
   void addStats(BakeStats& stats) const override {
     const GpuInsertionStats gpu = m_insertion.stats();
     stats.warpSeconds = stats.insertSeconds = m_warpSeconds;
@@ -351,6 +357,20 @@ private:
   HemicubeCapture m_layout;
   double m_warpSeconds = 0.0;
 };
+
+// The VPLs of light paths [first, end) of `all`, with their per-bounce counts.
+rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32_t end) {
+  rays::VplSet share;
+  share.pathCount = all.pathCount;
+  share.emittedPower = all.emittedPower;
+  for (const rays::Vpl& vpl : all.vpls) {
+    if (vpl.path < first || vpl.path >= end) continue;
+    share.vpls.push_back(vpl);
+    if (share.countPerBounce.size() <= vpl.bounce) share.countPerBounce.resize(vpl.bounce + 1, 0);
+    ++share.countPerBounce[vpl.bounce];
+  }
+  return share;
+}
 
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
 // i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
@@ -375,7 +395,8 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
         warp.finish();
         const double at = bakeSeconds();
         const Stopwatch callbackTime;
-        checkpoints->onCheckpoint(scaleRadiosity(warp.store(), float(options.paths) / float(paths)), paths, at);
+        const LayeredDepthCube partial = warp.layerSums().rounded();
+        checkpoints->onCheckpoint(scaleRadiosity(partial, float(options.paths) / float(paths)), paths, at);
         checkpointSeconds += callbackTime.seconds();
       }
     }
@@ -433,9 +454,11 @@ void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
                 "lower --ldc (each halving needs about a quarter of the memory)");
 }
 
-BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
-                     const BakeCheckpoints* checkpoints) {
+LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
+                             const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
+  if (checkpoints && options.isShare())
+    throw Error("checkpoints need the whole bake, not a share of its light paths");
   const WarpDevice warpDevice = resolveWarpDevice(options.warp);
   if (warpDevice == WarpDevice::Gpu && !options.seedLayersFromGeometry)
     throw Error("--warp gpu inserts into the layers the geometry seeds; it cannot bake without them");
@@ -453,9 +476,15 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     stats.seedSeconds = seedTime.seconds();
   }
 
-  // Light paths (CPU, Embree).
+  // Light paths (CPU, Embree): all of them, then this share's, so that a share's VPLs are the whole bake's.
   const Stopwatch vplTime;
-  const rays::VplSet vpls = generateBakeVpls(scene, options);
+  rays::VplSet vpls = generateBakeVpls(scene, options);
+  if (options.isShare()) {
+    const std::size_t before = pathShare(vpls, 0, options.firstPath).vpls.size();  // hemicubes of earlier shares
+    vpls = pathShare(vpls, options.firstPath, options.shareEnd());
+    if (warpDevice == WarpDevice::Cpu && options.seedLayersFromGeometry)
+      builder.deferOpenedLayers(static_cast<std::uint32_t>(before));
+  }
   const float geometryClamp = geometryClampFor(scene, options);
   stats.vplSeconds = vplTime.seconds();
   stats.vplsPerBounce = vpls.countPerBounce;
@@ -473,19 +502,32 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   stats.pathsCompleted =
       warpAllVpls(vpls, options, hemicubes, *warp, progress, checkpoints, bakeTime, checkpointSeconds, stats);
   warp->addStats(stats);
-  LayeredDepthCube store = warp->store();
+  LightPathBake result{warp->layerSums(), builder.deferredOpenings(), stats};
+  result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
+  return result;
+}
+
+BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
+                     const BakeCheckpoints* checkpoints) {
+  const Stopwatch bakeTime;
+  LightPathBake paths = bakeLightPaths(scene, options, progress, checkpoints);
+  const double checkpointSeconds = bakeTime.seconds() - paths.stats.totalSeconds;
+  BakeStats& stats = paths.stats;
+  LayeredDepthCube store = paths.sums.rounded();
   if (stats.pathsCompleted < options.paths) {
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
-  if (options.biasCompensation && geometryClamp > 0.0f) store = compensateBias(scene, store, options, progress, stats);
+  if (options.biasCompensation && geometryClampFor(scene, options) > 0.0f)
+    store = compensateBias(scene, store, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
 }
 
 LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
-                                const BakeProgress& progress, BakeStats& stats) {
+                                const BakeProgress& progress, BakeStats& stats,
+                                const std::function<void(BiasCompensationOptions&)>& share) {
   const float geometryClamp = geometryClampFor(scene, options);
   const rays::EmbreeScene embree(scene);
   const rays::LightSet lights(scene, "bias compensation");
@@ -493,6 +535,7 @@ LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCub
   settings.raysPerLayer = options.biasRays;
   settings.passes = options.biasPasses;
   settings.seed = options.seed;
+  if (share) share(settings);
   BiasCompensationStats biasStats;
   LayeredDepthCube compensated =
       compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats,

@@ -3,8 +3,10 @@
 // each VPL renders a hemicube on the GPU; every covered hemicube pixel is warped into the layered
 // depth cube with its value Φ·g, its footprint and its normal. The GL thread renders hemicube k+1
 // while TBB warps batch k, so the rasteriser and the CPU work at the same time.
+#include "bake/bias_compensation.hpp"
 #include "bake/hemicube.hpp"
 #include "ibrr/ldc.hpp"
+#include "ibrr/ldc_builder.hpp"
 #include "ibrr/splat.hpp"
 #include "rays/vpl.hpp"
 #include "scene/scene.hpp"
@@ -68,6 +70,13 @@ struct BakeOptions {
   // After the warp, add to every layer the light the clamp removed there, estimated by rays from the layer
   // (bias_compensation.hpp). Only with a clamp (geometryClamp ≠ 0); the store file records it.
   bool biasCompensation = true;
+  // The light paths this process bakes: [firstPath, endPath) of the `paths` (endPath 0 = up to `paths`). A rank's
+  // share in a distributed bake (src/cluster/): every VPL keeps its power Φ/paths, so the shares' layer sums add
+  // up to the whole bake's. A share bakes without a time budget or checkpoints.
+  std::uint32_t firstPath = 0;
+  std::uint32_t endPath = 0;
+  std::uint32_t shareEnd() const { return endPath == 0 ? paths : endPath; }
+  bool isShare() const { return firstPath != 0 || shareEnd() != paths; }
   std::uint32_t biasRays = 32;    // jittered points per layer, each one cosine ray and one light sample
   std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: from the pass-(k−1) store
 };
@@ -175,12 +184,28 @@ void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options);
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                      const BakeCheckpoints* checkpoints = nullptr);
 
+// The hemicube part of a bake: the VPLs of options' share of the light paths (all by default) rendered and warped,
+// the layer sums before any time-budget scaling or bias compensation. bakeStore is this, then those two.
+// A share of the light paths (not the whole bake) warped on the CPU defers the layers its hemicubes open
+// (ldc_builder.hpp): `sums` then holds the seeded layers only, and `deferred` the records that open or join the
+// others, for openDeferredLayers once every share's are known.
+struct LightPathBake {
+  LayerSums sums;
+  std::vector<DeferredOpening> deferred;
+  BakeStats stats;
+};
+LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
+                             const BakeCheckpoints* checkpoints = nullptr);
+
 // `store` (baked with `options`, uncompensated) with the clamp's missing light added per layer
 // (bias_compensation.hpp, options.biasRays and biasPasses at geometryClampFor's clamp, which must be > 0); its
 // time and rays go to `stats`. bakeStore calls it when options.biasCompensation; compare calls it for the
 // partial stores of its error-against-time curve.
+// `share`, when given, sets the part of the layers this process estimates and how the ranks exchange them
+// (BiasCompensationOptions' firstPixel, endPixel and shareMissing; src/cluster/).
 LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
-                                const BakeProgress& progress, BakeStats& stats);
+                                const BakeProgress& progress, BakeStats& stats,
+                                const std::function<void(BiasCompensationOptions&)>& share = {});
 
 // Saves a baked store to `path` (ibrr/store_file.hpp's format) all or nothing: a unique temporary
 // file renamed over `path` (util/atomic_file.hpp), refused if `path` is one of this run's inputs.

@@ -209,7 +209,12 @@ glm::vec3 layerEstimate(const Estimator& estimator, const LayeredDepthCube& stor
   return found > 0 ? sum / float(found) : glm::vec3(0.0f);
 }
 
-// One pass: H_miss of every layer of `store`, with H(y) read from it.
+// The end of the pixels this process compensates.
+std::uint32_t endPixelOf(const LayeredDepthCube& store, const BiasCompensationOptions& options) {
+  return options.endPixel == 0 ? store.frame().pixelCount() : options.endPixel;
+}
+
+// One pass: H_miss of every layer of `store` in the options' pixels (zero elsewhere), with H(y) read from it.
 std::vector<glm::vec3> compensationPass(const Estimator& estimator, const LayeredDepthCube& store,
                                         const BiasCompensationOptions& options, BiasCompensationStats& stats,
                                         const std::function<void(std::uint64_t)>& advance) {
@@ -217,7 +222,7 @@ std::vector<glm::vec3> compensationPass(const Estimator& estimator, const Layere
   tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
   std::atomic<std::uint64_t> withoutSurface{0};
   const std::span<const std::uint32_t> offsets = store.offsets();
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, store.frame().pixelCount(), 256),
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(options.firstPixel, endPixelOf(store, options), 256),
                     [&](const tbb::blocked_range<std::uint32_t>& range) {
                       if (interruptRequested()) return;
                       std::uint64_t& localRays = rays.local();
@@ -333,7 +338,12 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     throw Error("--bias-passes must be 1.." + std::to_string(kMaxBiasCompensationPasses));
   if (store.biasCompensationRays() != 0) throw Error("this store already has its bias compensation");
   const Stopwatch time;
-  const std::uint64_t total = std::uint64_t(store.layers().size()) * options.passes;
+  const std::uint32_t endPixel = endPixelOf(store, options);
+  if (options.firstPixel >= endPixel || endPixel > store.frame().pixelCount())
+    throw Error("bias compensation: the pixel share [" + std::to_string(options.firstPixel) + ", " +
+                std::to_string(endPixel) + ") is not a non-empty part of the store's pixels");
+  const std::uint64_t total =
+      std::uint64_t(store.offsets()[endPixel] - store.offsets()[options.firstPixel]) * options.passes;
   std::atomic<std::uint64_t> done{0};
   auto advance = [&](std::uint64_t count) {
     const std::uint64_t now = done.fetch_add(count) + count;
@@ -347,7 +357,8 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
       return current.radiosity(p, n, options.lookup).value_or(glm::vec3(0.0f));
     };
     const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange};
-    const std::vector<glm::vec3> missing = compensationPass(estimator, current, options, stats, advance);
+    std::vector<glm::vec3> missing = compensationPass(estimator, current, options, stats, advance);
+    if (options.shareMissing) options.shareMissing(missing);
     current = withAdded(store, missing);
   }
   current.setBiasCompensation(options.raysPerLayer, options.passes);

@@ -46,6 +46,13 @@ struct BiasCompensationOptions {
   std::uint32_t passes = 2;         // 1: H(y) from the clamped store; 2: from the pass-1 store; ...
   std::uint32_t seed = 0;
   RetrievalFilter lookup = RetrievalFilter::Bilinear;  // how H(y) is read from the store
+  // A distributed bake (src/cluster/) splits the layers over its ranks: this process estimates the layers of
+  // pixels [firstPixel, endPixel) (endPixel 0 = up to the last), and after each pass `shareMissing` fills in the
+  // other ranks' entries of the per-layer H_miss vector, so that every rank reads the same store in the next
+  // pass. Each layer draws from its own stream, so the result does not depend on the split.
+  std::uint32_t firstPixel = 0;
+  std::uint32_t endPixel = 0;
+  std::function<void(std::vector<glm::vec3>& missing)> shareMissing;
 };
 
 struct BiasCompensationStats {

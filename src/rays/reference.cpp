@@ -251,6 +251,9 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
                 std::to_string(options.width) + "x" + std::to_string(options.height) + ")");
   if (options.seconds <= 0.0 && options.spp == 0)
     throw Error("reference: give a sample count (--spp N, N ≥ 1) or a time budget (--time SECONDS)");
+  if (options.shareCount < 1 || options.shareIndex < 0 || options.shareIndex >= options.shareCount)
+    throw Error("reference: share " + std::to_string(options.shareIndex) + " of " + std::to_string(options.shareCount) +
+                " does not exist");
   const scene::Scene& scene = embree.scene();
   const LightSet lights(scene, "the reference path tracer");
   const scene::Camera& camera = scene.camera(options.camera);
@@ -282,10 +285,18 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
   const std::uint32_t streamSeed = hashCombine(options.seed, kPixelStream);
   std::atomic<std::uint64_t> rays{0};
 
+  // The tiles of this process's share, and their pixels (for the progress line).
+  auto ownTile = [&](int tile) { return tile % options.shareCount == options.shareIndex; };
+  std::size_t ownPixels = 0;
+  for (int tile = 0; tile < tilesX * tilesY; ++tile)
+    if (ownTile(tile))
+      ownPixels += std::size_t(std::min(width - (tile % tilesX) * kTileSize, kTileSize)) *
+                   std::size_t(std::min(height - (tile / tilesX) * kTileSize, kTileSize));
+
   // Adds samples [first, last) to every pixel, tile by tile; first and last are multiples of B.
   auto renderPass = [&](std::uint32_t first, std::uint32_t last, Progress* progress) {
     tbb::parallel_for(0, tilesX * tilesY, [&](int tile) {
-      if (interruptRequested()) return;
+      if (interruptRequested() || !ownTile(tile)) return;
       const int x0 = (tile % tilesX) * kTileSize, y0 = (tile / tilesX) * kTileSize;
       const int x1 = std::min(width, x0 + kTileSize), y1 = std::min(height, y0 + kTileSize);
       std::uint64_t tileRays = 0;
@@ -319,9 +330,12 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
   };
 
   const auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  auto elapsed = [&] {
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return options.agreedSeconds ? options.agreedSeconds(seconds) : seconds;
+  };
   const std::uint32_t done = options.seconds <= 0.0
-                                ? renderSampleCount(renderPass, options, pixelCount)
+                                ? renderSampleCount(renderPass, options, ownPixels)
                                 : renderForTime(renderPass, options, batch, elapsed);
 
   ReferenceImage result;

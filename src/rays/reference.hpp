@@ -19,6 +19,7 @@
 #include "rays/sampler.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ibrr::rays {
@@ -33,6 +34,13 @@ struct ReferenceOptions {
   std::uint32_t seed = 0;
   std::uint32_t maxDepth = 1024;  // hits along a path at most (Russian roulette ends them long before)
   bool showProgress = true;       // progress on stderr
+  // A distributed render (src/cluster/): this process renders the tiles t with t mod shareCount = shareIndex and
+  // leaves the other pixels zero, so the ranks' images add up to the whole one, pixel for pixel identical.
+  int shareIndex = 0;
+  int shareCount = 1;
+  // With a time budget every rank must take the same passes: maps this process's elapsed seconds to the value
+  // all ranks agree on (the slowest's). Empty: its own.
+  std::function<double(double)> agreedSeconds;
 };
 
 struct ReferenceImage {
