@@ -22,6 +22,7 @@ PACKAGES=(
   libegl-dev libgl-dev libegl-mesa0 libgl1-mesa-dri xvfb xauth
   chromium  # the test that opens the compare report in a headless browser
   clang libclang-rt-14-dev  # the libFuzzer targets (tests/fuzz): clang and its fuzzer runtime
+  libopenmpi-dev openmpi-bin  # distributed bakes and references under mpirun (src/cluster)
 )
 
 say() { printf 'ibrr.sh: %s\n' "$*" >&2; }

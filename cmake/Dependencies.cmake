@@ -45,3 +45,12 @@ add_library(ibrr_imgui_backends STATIC "${IBRR_IMGUI_BACKENDS_DIR}/imgui_impl_gl
                                        "${IBRR_IMGUI_BACKENDS_DIR}/imgui_impl_opengl3.cpp")
 target_include_directories(ibrr_imgui_backends PUBLIC ${IMGUI_INCLUDE_DIRS} "${IMGUI_INCLUDEDIR}/backends")
 target_link_libraries(ibrr_imgui_backends PUBLIC PkgConfig::IMGUI glfw PRIVATE ${CMAKE_DL_LIBS})
+
+# Open MPI (libopenmpi-dev) for `mpirun ibrr bake|reference` (src/cluster); see IBRR_MPI in CMakeLists.txt.
+if(NOT DEFINED IBRR_MPI_REQUESTED)
+  find_package(MPI COMPONENTS C QUIET)
+  set(IBRR_MPI ${MPI_C_FOUND} CACHE BOOL "Build distributed bakes with MPI (src/cluster)")
+elseif(IBRR_MPI_REQUESTED)
+  find_package(MPI COMPONENTS C REQUIRED)
+endif()
+message(STATUS "ibrr: MPI ${IBRR_MPI}")

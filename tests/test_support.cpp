@@ -47,13 +47,11 @@ std::string readText(const fs::path& path) {
   return buffer.str();
 }
 
-namespace {
 std::string shellQuote(const std::string& text) {
   std::string quoted = "'";
   for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
 }
-}  // namespace
 
 CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vector<std::string>& environment) {
   static int counter = 0;

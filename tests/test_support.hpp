@@ -22,6 +22,9 @@ gpu::Context& glContext();
 void writeText(const std::filesystem::path& path, const std::string& text);
 std::string readText(const std::filesystem::path& path);
 
+// The text as one shell word (single-quoted).
+std::string shellQuote(const std::string& text);
+
 struct CommandResult {
   int exitCode = -1;
   std::string out;

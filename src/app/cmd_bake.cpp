@@ -12,6 +12,7 @@
 //     `ibrr render --matrix FILE --move-light ...` relights without recomputing it.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "cluster/distributed_bake.hpp"
 #include "bake/bake.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
@@ -479,21 +480,8 @@ void runMatrixBake(const CLI::App& command, const BakeCommandOptions& options) {
               inputs.atlasSeconds, result.seconds);
 }
 
-void runBake(const CLI::App& command, const BakeCommandOptions& options) {
-  if (options.method == "gather") return runGatherBake(command, options);
-  if (options.method == "progressive") return runProgressiveBake(command, options);
-  if (options.method == "stochastic") return runStochasticBake(command, options);
-  if (options.method == "matrix") return runMatrixBake(command, options);
-  if (options.method != "ibrr")
-    throw CLI::ValidationError("--method '" + options.method +
-                               "': choose ibrr, gather, progressive, stochastic or matrix");
-  refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
-  refuseForeignFlags(command, kProgressiveOnlyFlags, "ibrr", "progressive");
-  refuseForeignFlags(command, kShootingFlags, "ibrr", "progressive or stochastic");
-  refuseForeignFlags(command, kStochasticOnlyFlags, "ibrr", "stochastic");
-  refuseForeignFlags(command, kMatrixOnlyFlags, "ibrr", "matrix");
-  if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
-  checkOutputFile(options.output);  // before any work
+// The IBRR bake's options from the command line (the generic ones are checked before any file is read).
+bake::BakeOptions ibrrBakeSettings(const BakeCommandOptions& options) {
   bake::BakeOptions settings = options.bake;
   if (options.splat == "box")
     settings.splat = SplatKernel::Box;
@@ -505,21 +493,10 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
   if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
   settings.warp = *warp;
   bake::validateBakeOptions(settings);
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  checkOutputFile(options.output);  // and not one of the scene's files
-  if (!scene.hasLights())
-    throw Error(scene.sourcePath.string() +
-                ": the scene has no emitters or lights to bake; add an emissive material "
-                "(Ke) or a light to the manifest");
-  bake::checkBakeMemory(scene, settings);  // before the GPU starts
-  const auto context = gpu::createHeadlessContext();
-  info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
-       context->info().renderer);
-  bake::BakeProgressPrinter progress;
-  const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
-  progress.finish();
-  bake::writeStoreFile(result.store, options.output);
+  return settings;
+}
 
+void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOptions& settings) {
   const bake::BakeStats& s = result.stats;
   const StoreStats store = result.store.stats();
   std::printf("VPLs per bounce  ");
@@ -548,6 +525,73 @@ void runBake(const CLI::App& command, const BakeCommandOptions& options) {
                 static_cast<unsigned long long>(s.biasLayersWithoutSurface));
   else
     std::printf("bias compensation off (%s)\n", settings.biasCompensation ? "no clamp: --clamp 0" : "--bias-compensation off");
+}
+
+// Under mpirun: every rank bakes its share of the light paths, rank 0 writes the store (distributed_bake.hpp).
+void runDistributedBake(cluster::Cluster& cluster, const scene::Scene& scene, const bake::BakeOptions& settings,
+                        const std::string& output) {
+  cluster.agree();  // every rank has its scene, options and GPU
+  const double fingerprint = double(scene.fingerprint() >> 11);  // 53 bits, exact in a double
+  const std::vector<double> range = cluster.allMax(std::vector<double>{fingerprint, -fingerprint});
+  if (range[0] != -range[1])
+    throw Error(scene.sourcePath.string() + ": the ranks loaded different scenes (their fingerprints differ); give "
+                "every rank the same scene file");
+  info("baking on " + std::to_string(cluster.size()) + " ranks, " + std::to_string(settings.paths) +
+       " light paths split among them");
+  bake::BakeProgressPrinter progress;
+  const cluster::DistributedBakeResult distributed = cluster::bakeStoreAcrossRanks(cluster, scene, settings, progress);
+  progress.finish();
+  if (!cluster.isRoot()) return;
+  const Stopwatch writeTime;
+  bake::writeStoreFile(distributed.result->store, output);
+  const double writeSeconds = writeTime.seconds();
+  printIbrrBakeSummary(*distributed.result, settings);
+  const cluster::DistributedBakeTimes& t = distributed.times;
+  const double total = distributed.result->stats.totalSeconds + writeSeconds;
+  std::printf("ranks            %d: light paths %.2f s (the slowest rank), reduce %.3f s (%.1f MiB a message, "
+              "log2 N steps), store broadcast %.3f s, compensation %.2f s, write %.3f s; reduce + write %.1f%% of "
+              "%.2f s\n",
+              cluster.size(), t.lightPathSeconds, t.reduceSeconds, double(t.storeBytes) / (1024.0 * 1024.0),
+              t.broadcastSeconds, t.compensationSeconds, writeSeconds,
+              total > 0 ? 100.0 * (t.reduceSeconds + writeSeconds) / total : 0.0, total);
+}
+
+void runBake(const CLI::App& command, const BakeCommandOptions& options) {
+  cluster::Cluster& cluster = cluster::Cluster::world();
+  if (cluster.distributed() && options.method != "ibrr")
+    throw Error("--method " + options.method + " bakes in one process; under mpirun only the IBRR store (--method "
+                "ibrr) is split over the ranks: start it without mpirun");
+  if (options.method == "gather") return runGatherBake(command, options);
+  if (options.method == "progressive") return runProgressiveBake(command, options);
+  if (options.method == "stochastic") return runStochasticBake(command, options);
+  if (options.method == "matrix") return runMatrixBake(command, options);
+  if (options.method != "ibrr")
+    throw CLI::ValidationError("--method '" + options.method +
+                               "': choose ibrr, gather, progressive, stochastic or matrix");
+  refuseForeignFlags(command, kGatherOnlyFlags, "ibrr", "gather");
+  refuseForeignFlags(command, kProgressiveOnlyFlags, "ibrr", "progressive");
+  refuseForeignFlags(command, kShootingFlags, "ibrr", "progressive or stochastic");
+  refuseForeignFlags(command, kStochasticOnlyFlags, "ibrr", "stochastic");
+  refuseForeignFlags(command, kMatrixOnlyFlags, "ibrr", "matrix");
+  if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
+  checkOutputFile(options.output);  // before any work
+  const bake::BakeOptions settings = ibrrBakeSettings(options);
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  checkOutputFile(options.output);  // and not one of the scene's files
+  if (!scene.hasLights())
+    throw Error(scene.sourcePath.string() +
+                ": the scene has no emitters or lights to bake; add an emissive material "
+                "(Ke) or a light to the manifest");
+  bake::checkBakeMemory(scene, settings);  // before the GPU starts
+  const auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, cluster.localRank());
+  info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
+       context->info().renderer);
+  if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, options.output);
+  bake::BakeProgressPrinter progress;
+  const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
+  progress.finish();
+  bake::writeStoreFile(result.store, options.output);
+  printIbrrBakeSummary(result, settings);
 }
 
 }  // namespace

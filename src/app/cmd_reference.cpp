@@ -1,8 +1,10 @@
 // `ibrr reference SCENE [--camera NAME] [--size WxH] [--spp N | --time SECONDS] -o ref.exr`: the
 // ground-truth path tracer. Writes the linear image as EXR and PFM, a PNG for people, the per-pixel
-// variance of the estimate (STEM.variance.exr, for error bars) and the settings used (STEM.json).
+// variance of the estimate (STEM.variance.exr, for error bars) and the settings used (STEM.json). Under mpirun
+// the ranks split the image's tiles (cluster/distributed_reference.hpp) and rank 0 writes the same files.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "cluster/distributed_reference.hpp"
 #include "display/image.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/reference.hpp"
@@ -83,7 +85,12 @@ void runReference(const ReferenceCommandOptions& options) {
   reference.maxDepth = options.maxDepth;
   reference.showProgress = logLevel() != LogLevel::Quiet;
 
-  const rays::ReferenceImage image = rays::renderReference(embree, reference);
+  cluster::Cluster& cluster = cluster::Cluster::world();
+  cluster.agree();  // under mpirun: every rank has its scene and outputs checked
+  const rays::ReferenceImage image = cluster.distributed()
+                                         ? cluster::renderReferenceAcrossRanks(cluster, embree, reference)
+                                         : rays::renderReference(embree, reference);
+  if (!cluster.isRoot()) return;  // rank 0 writes the image of every rank
 
   display::ToneMapping tone;
   tone.exposureStops = options.exposure;

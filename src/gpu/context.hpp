@@ -39,8 +39,10 @@ enum class HeadlessPlatform {
 };
 
 // A headless 4.5 core context, current on the calling thread. Throws GpuUnavailable with one line
-// saying what is missing.
-std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform = HeadlessPlatform::Automatic);
+// saying what is missing. `hardwareDevice`: which hardware EGL device to try first (modulo their count), so that
+// the ranks of a distributed bake on one node each take their own GPU (cluster.hpp, localRank).
+std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform = HeadlessPlatform::Automatic,
+                                               int hardwareDevice = 0);
 
 class WindowContext : public Context {
 public:

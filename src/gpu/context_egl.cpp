@@ -7,6 +7,8 @@
 
 #include <glad/egl.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 namespace ibrr::gpu {
@@ -112,7 +114,7 @@ std::unique_ptr<EglContext> tryDisplay(const Candidate& candidate, std::string& 
 
 }  // namespace
 
-std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform) {
+std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform, int hardwareDevice) {
   if (!gladLoaderLoadEGL(EGL_NO_DISPLAY))
     throw GpuUnavailable("no usable GPU: libEGL could not be loaded (install libegl1 and libegl-mesa0)");
   const char* clientExtensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
@@ -136,6 +138,9 @@ std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform) {
   if (platform != HeadlessPlatform::Device && hasExtension(clientExtensions, "EGL_MESA_platform_surfaceless"))
     surfaceless.push_back({EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, "EGL surfaceless (Mesa)"});
 
+  if (!hardware.empty())
+    std::rotate(hardware.begin(), hardware.begin() + std::ptrdiff_t(std::max(hardwareDevice, 0) % int(hardware.size())),
+                hardware.end());
   std::vector<Candidate> order = hardware;
   order.insert(order.end(), surfaceless.begin(), surfaceless.end());
   order.insert(order.end(), software.begin(), software.end());
