@@ -436,8 +436,8 @@ TEST_CASE("the bake gives the committed reference stores: the same layers, radio
         // The GPU matches every sample by its own plane, where the CPU lets the samples of a chunk on one
         // pixel's plane share that pixel's record (gpu_insertion.hpp). They differ where a pixel has several
         // layers within ε of a sample: at R = 48 the conference room's chairs put 7.7 layers in an occupied
-        // pixel, and 3.0% of its layers lie in pixels of another structure, 5.0% of the others beyond 1e-5
-        // (measured; 0.6% and 0.4% at R = 256). The bounds keep those figures from growing.
+        // pixel, and 2.6% of its layers lie in pixels of another structure, 4.6% of the others beyond 1e-5
+        // (measured). The bounds keep those figures from growing.
         CHECK(agreement.otherLayers <= agreement.layers * 4 / 100);
         CHECK(agreement.beyond <= agreement.layers * 6 / 100);
       }
