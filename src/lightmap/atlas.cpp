@@ -371,189 +371,249 @@ std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles
 // wall it would either lose its texels (no light) or lend its emission to the wall's (too much).
 constexpr double kMergePlaneTexels = 0.5;  // how far off its host's plane a merged chart may lie, in texels
 
-void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacency& adjacency,
-                      const ChartLayout& layout, double density, const std::vector<std::uint8_t>& materialEmits,
-                      std::vector<std::uint32_t>& chartOf, std::vector<glm::dvec3>& chartNormals) {
-  constexpr double kThinCosine = 0.5;
-  const std::size_t chartCount = chartNormals.size();
-  std::vector<double> area(chartCount, 0.0);
-  for (std::size_t t = 0; t < triangles.size(); ++t) area[chartOf[t]] += triangles[t].area;
-  std::vector<std::uint8_t> emits(chartCount, 0);
-  for (std::size_t t = 0; t < triangles.size(); ++t)
-    if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material]) emits[chartOf[t]] = 1;
-  std::vector<std::uint32_t> root(chartCount);
-  std::iota(root.begin(), root.end(), 0u);
-  auto find = [&](std::uint32_t c) {
-    while (root[c] != c) c = root[c] = root[root[c]];
-    return c;
-  };
-  std::vector<std::vector<std::uint32_t>> members(chartCount);
-  for (std::uint32_t c = 0; c < chartCount; ++c) members[c] = {c};
-  std::vector<std::uint32_t> firstTriangle(chartCount + 1, 0), trianglesByChart(triangles.size());
-  for (std::uint32_t c : chartOf) ++firstTriangle[c + 1];
-  std::partial_sum(firstTriangle.begin(), firstTriangle.end(), firstTriangle.begin());
-  std::vector<std::uint32_t> cursor(firstTriangle.begin(), firstTriangle.end() - 1);
-  for (std::size_t t = 0; t < triangles.size(); ++t) trianglesByChart[cursor[chartOf[t]]++] = std::uint32_t(t);
-  std::vector<std::uint32_t> order(chartCount);
-  std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return area[a] != area[b] ? area[a] < area[b] : a < b; });
-  // A triangle's centroid (the origin when a corner is not finite).
-  auto centroidOf = [&](std::size_t t) {
-    const glm::dvec3 p =
-        (glm::dvec3(triangles[t].corner[0]) + glm::dvec3(triangles[t].corner[1]) + glm::dvec3(triangles[t].corner[2])) /
-        3.0;
-    return glm::all(glm::lessThan(glm::abs(p), glm::dvec3(1e30))) ? p : glm::dvec3(0.0);
-  };
-  // Each chart's plane n_c·x = offset_c: the area-weighted mean of n_c·centroid over its triangles
-  // (its first triangle's centroid when none has an area).
-  std::vector<double> planeOffset(chartCount, 0.0);
-  for (std::uint32_t c = 0; c < chartCount; ++c) {
-    if (firstTriangle[c] == firstTriangle[c + 1]) continue;
-    double weighted = 0.0, weight = 0.0;
-    for (std::uint32_t i = firstTriangle[c]; i < firstTriangle[c + 1]; ++i) {
-      const std::uint32_t t = trianglesByChart[i];
-      weighted += triangles[t].area * glm::dot(chartNormals[c], centroidOf(t));
-      weight += triangles[t].area;
-    }
-    planeOffset[c] = weight > 0.0 ? weighted / weight
-                                  : glm::dot(chartNormals[c], centroidOf(trianglesByChart[firstTriangle[c]]));
+class ChartMerger {
+public:
+  ChartMerger(const std::vector<WorldTriangle>& triangles, const ChartLayout& layout, double density,
+              const std::vector<std::uint8_t>& materialEmits, const std::vector<std::uint32_t>& chartOf,
+              const std::vector<glm::dvec3>& chartNormals)
+      : m_triangles(triangles), m_layout(layout), m_density(density), m_chartOf(chartOf), m_chartNormals(chartNormals),
+        m_chartCount(chartNormals.size()), m_chartBox(chartWorldBoxes(triangles, chartOf, m_chartCount)) {
+    m_area.assign(m_chartCount, 0.0);
+    for (std::size_t t = 0; t < triangles.size(); ++t) m_area[chartOf[t]] += triangles[t].area;
+    m_emits.assign(m_chartCount, 0);
+    for (std::size_t t = 0; t < triangles.size(); ++t)
+      if (triangles[t].material < materialEmits.size() && materialEmits[triangles[t].material])
+        m_emits[chartOf[t]] = 1;
+    m_root.resize(m_chartCount);
+    std::iota(m_root.begin(), m_root.end(), 0u);
+    m_members.resize(m_chartCount);
+    for (std::uint32_t c = 0; c < m_chartCount; ++c) m_members[c] = {c};
+    m_firstTriangle.assign(m_chartCount + 1, 0);
+    m_trianglesByChart.resize(triangles.size());
+    for (std::uint32_t c : chartOf) ++m_firstTriangle[c + 1];
+    std::partial_sum(m_firstTriangle.begin(), m_firstTriangle.end(), m_firstTriangle.begin());
+    std::vector<std::uint32_t> cursor(m_firstTriangle.begin(), m_firstTriangle.end() - 1);
+    for (std::size_t t = 0; t < triangles.size(); ++t) m_trianglesByChart[cursor[chartOf[t]]++] = std::uint32_t(t);
+    m_order.resize(m_chartCount);
+    std::iota(m_order.begin(), m_order.end(), 0u);
+    std::sort(m_order.begin(), m_order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return m_area[a] != m_area[b] ? m_area[a] < m_area[b] : a < b;
+    });
+    computePlaneOffsets();
   }
-  // Each chart's world box, for a quick bound: over a box of centre m and half-size h the distance
-  // to a plane n·x = offset is at most |n·m − offset| + |n|·h (the corners are tested only when
-  // that bound is over the tolerance).
-  const ChartBoxes chartBox = chartWorldBoxes(triangles, chartOf, chartCount);
-  const double planeTolerance = kMergePlaneTexels / density;
-  const auto liesOnPlaneOf = [&](std::uint32_t joining, std::uint32_t host) {
-    const glm::dvec3& normal = chartNormals[host];
-    for (std::uint32_t member : members[joining]) {
-      if (chartBox.empty(member)) continue;  // no finite corner
-      const glm::dvec3 centre = 0.5 * (chartBox.min[member] + chartBox.max[member]);
-      const glm::dvec3 half = 0.5 * (chartBox.max[member] - chartBox.min[member]);
-      if (std::abs(glm::dot(normal, centre) - planeOffset[host]) + glm::dot(glm::abs(normal), half) <= planeTolerance)
-        continue;
-      for (std::uint32_t i = firstTriangle[member]; i < firstTriangle[member + 1]; ++i)
-        for (const glm::vec3& corner : triangles[trianglesByChart[i]].corner)
-          if (isFinite(corner) && std::abs(glm::dot(normal, glm::dvec3(corner)) - planeOffset[host]) > planeTolerance)
-            return false;
-    }
-    return true;
-  };
-  for (std::uint32_t c : order) {
-    const glm::dvec2 extent = (layout.boundsMax[c] - layout.boundsMin[c]) * density;
-    const double minimumCosine = std::max(extent.x, extent.y) < 1.0   ? 1e-6
-                                 : std::min(extent.x, extent.y) < 1.0 ? kThinCosine
-                                                                      : 2.0;
-    if (minimumCosine > 1.0 || emits[c]) continue;
-    const std::uint32_t self = find(c);
-    std::uint32_t best = self;
-    double bestCosine = -2.0;
-    for (std::uint32_t i = firstTriangle[c]; i < firstTriangle[c + 1]; ++i) {
-      const std::uint32_t t = trianglesByChart[i];
-      for (std::uint32_t j = adjacency.first[t]; j < adjacency.first[t + 1]; ++j) {
-        const std::uint32_t host = find(chartOf[adjacency.neighbours[j]]);
-        if (host == self || emits[host]) continue;
-        const double cosine = glm::dot(chartNormals[host], chartNormals[c]);
-        if (cosine > bestCosine || (cosine == bestCosine && host < best)) {
-          bestCosine = cosine;
-          best = host;
+
+  // Small and thin charts join the edge neighbour whose normal is closest (see mergeSmallCharts).
+  void joinEdgeNeighbours(const Adjacency& adjacency) {
+    constexpr double kThinCosine = 0.5;
+    for (std::uint32_t c : m_order) {
+      const glm::dvec2 extent = (m_layout.boundsMax[c] - m_layout.boundsMin[c]) * m_density;
+      const double minimumCosine = std::max(extent.x, extent.y) < 1.0   ? 1e-6
+                                   : std::min(extent.x, extent.y) < 1.0 ? kThinCosine
+                                                                        : 2.0;
+      if (minimumCosine > 1.0 || m_emits[c]) continue;
+      const std::uint32_t self = find(c);
+      std::uint32_t best = self;
+      double bestCosine = -2.0;
+      for (std::uint32_t i = m_firstTriangle[c]; i < m_firstTriangle[c + 1]; ++i) {
+        const std::uint32_t t = m_trianglesByChart[i];
+        for (std::uint32_t j = adjacency.first[t]; j < adjacency.first[t + 1]; ++j) {
+          const std::uint32_t host = find(m_chartOf[adjacency.neighbours[j]]);
+          if (host == self || m_emits[host]) continue;
+          const double cosine = glm::dot(m_chartNormals[host], m_chartNormals[c]);
+          if (cosine > bestCosine || (cosine == bestCosine && host < best)) {
+            bestCosine = cosine;
+            best = host;
+          }
         }
       }
+      if (best == self || bestCosine < minimumCosine) continue;
+      bool allAgree = true;
+      for (std::uint32_t member : m_members[self])
+        allAgree = allAgree && glm::dot(m_chartNormals[member], m_chartNormals[best]) >= minimumCosine;
+      if (!allAgree || !liesOnPlaneOf(self, best)) continue;
+      m_root[self] = best;
+      m_members[best].insert(m_members[best].end(), m_members[self].begin(), m_members[self].end());
+      m_members[self].clear();
     }
-    if (best == self || bestCosine < minimumCosine) continue;
-    bool allAgree = true;
-    for (std::uint32_t member : members[self])
-      allAgree = allAgree && glm::dot(chartNormals[member], chartNormals[best]) >= minimumCosine;
-    if (!allAgree || !liesOnPlaneOf(self, best)) continue;
-    root[self] = best;
-    members[best].insert(members[best].end(), members[self].begin(), members[self].end());
-    members[self].clear();
   }
+
   // Crumbs with no edge neighbour to join (small separate objects: screws, knobs) join the nearest
-  // chart within two texels, with n·n_host > 0: a grid of one-texel cells holds, per cell, each
-  // chart with a triangle whose bounding box meets the cell (once, at its first such triangle; a
-  // triangle spanning more than 512 cells only at its centroid's cell, so that big walls cost
-  // nothing: a crumb lying on one stays a chart of its own). A crumb is looked up by its first
-  // triangle's centroid; distance = to the triangle's bounding box.
-  auto cellOf = [&](const glm::dvec3& p) { return glm::floor(p * density); };
-  auto cellKey = [](const glm::dvec3& cell) {
-    std::uint64_t key = 0;
-    for (int axis = 0; axis < 3; ++axis) key = (key << 21) | (std::uint64_t(std::int64_t(cell[axis])) & 0x1fffffu);
-    return key;
-  };
+  // chart within two texels, with n·n_host > 0, found in a grid of one-texel cells (crumbGrid). A crumb is
+  // looked up by its first triangle's centroid; distance = to the triangle's bounding box.
+  void joinNearbyCharts() {
+    const std::vector<GridEntry> grid = crumbGrid();
+    const double reach = 2.0 / m_density;
+    for (std::uint32_t c : m_order) {
+      const glm::dvec2 extent = (m_layout.boundsMax[c] - m_layout.boundsMin[c]) * m_density;
+      if (std::max(extent.x, extent.y) >= 1.0 || find(c) != c || m_members[c].size() != 1 || m_emits[c]) continue;
+      const glm::dvec3 position = centroidOf(m_trianglesByChart[m_firstTriangle[c]]);
+      const glm::dvec3 cell = cellOf(position);
+      std::uint32_t best = c;
+      double bestDistance = reach;
+      for (int neighbour = 0; neighbour < 27; ++neighbour) {
+        const std::uint64_t key =
+            cellKey(cell + glm::dvec3(neighbour % 3 - 1, neighbour / 3 % 3 - 1, neighbour / 9 - 1));
+        auto it = std::lower_bound(grid.begin(), grid.end(), key,
+                                   [](const GridEntry& entry, std::uint64_t k) { return entry.key < k; });
+        for (; it != grid.end() && it->key == key; ++it) {
+          const std::uint32_t host = find(it->chart);
+          if (host == c || m_emits[host] || !(glm::dot(m_chartNormals[host], m_chartNormals[c]) > 0.0)) continue;
+          const double distance = glm::length(glm::max(
+              glm::dvec3(0.0), glm::max(m_boxMin[it->triangle] - position, position - m_boxMax[it->triangle])));
+          if ((distance < bestDistance || (distance == bestDistance && host < best)) && liesOnPlaneOf(c, host)) {
+            bestDistance = distance;
+            best = host;
+          }
+        }
+      }
+      if (best == c) continue;
+      m_root[c] = best;
+      m_members[best].push_back(c);
+      m_members[c].clear();
+    }
+  }
+
+  // New chart ids in order of each chart's first triangle; a merged chart takes its host's normal.
+  void renumber(std::vector<std::uint32_t>& chartOf, std::vector<glm::dvec3>& chartNormals) {
+    constexpr std::uint32_t kNone = 0xffffffffu;
+    std::vector<std::uint32_t> renumbered(m_chartCount, kNone);
+    std::vector<glm::dvec3> normals;
+    for (std::uint32_t& chart : chartOf) {
+      const std::uint32_t r = find(chart);
+      if (renumbered[r] == kNone) {
+        renumbered[r] = std::uint32_t(normals.size());
+        normals.push_back(chartNormals[r]);
+      }
+      chart = renumbered[r];
+    }
+    chartNormals = std::move(normals);
+  }
+
+private:
   struct GridEntry {
     std::uint64_t key;
     std::uint32_t chart;
     std::uint32_t triangle;
   };
-  std::vector<GridEntry> grid;
-  grid.reserve(triangles.size());
-  std::vector<glm::dvec3> boxMin(triangles.size()), boxMax(triangles.size());
-  for (std::size_t t = 0; t < triangles.size(); ++t) {
-    boxMin[t] = boxMax[t] = centroidOf(t);
-    for (int k = 0; k < 3; ++k)
-      if (isFinite(triangles[t].corner[k])) {
-        boxMin[t] = glm::min(boxMin[t], glm::dvec3(triangles[t].corner[k]));
-        boxMax[t] = glm::max(boxMax[t], glm::dvec3(triangles[t].corner[k]));
-      }
-    const glm::dvec3 lo = cellOf(boxMin[t]), hi = cellOf(boxMax[t]);
-    const glm::dvec3 cells = hi - lo + 1.0;
-    if (cells.x * cells.y * cells.z > 512.0) {
-      grid.push_back({cellKey(cellOf(centroidOf(t))), chartOf[t], std::uint32_t(t)});
-      continue;
-    }
-    for (double z = lo.z; z <= hi.z; ++z)
-      for (double y = lo.y; y <= hi.y; ++y)
-        for (double x = lo.x; x <= hi.x; ++x) grid.push_back({cellKey({x, y, z}), chartOf[t], std::uint32_t(t)});
+
+  std::uint32_t find(std::uint32_t c) {
+    while (m_root[c] != c) c = m_root[c] = m_root[m_root[c]];
+    return c;
   }
-  std::sort(grid.begin(), grid.end(), [](const GridEntry& a, const GridEntry& b) {
-    if (a.key != b.key) return a.key < b.key;
-    return a.chart != b.chart ? a.chart < b.chart : a.triangle < b.triangle;
-  });
-  grid.erase(std::unique(grid.begin(), grid.end(),
-                         [](const GridEntry& a, const GridEntry& b) { return a.key == b.key && a.chart == b.chart; }),
-             grid.end());
-  const double reach = 2.0 / density;
-  for (std::uint32_t c : order) {
-    const glm::dvec2 extent = (layout.boundsMax[c] - layout.boundsMin[c]) * density;
-    if (std::max(extent.x, extent.y) >= 1.0 || find(c) != c || members[c].size() != 1 || emits[c]) continue;
-    const glm::dvec3 position = centroidOf(trianglesByChart[firstTriangle[c]]);
-    const glm::dvec3 cell = cellOf(position);
-    std::uint32_t best = c;
-    double bestDistance = reach;
-    for (int neighbour = 0; neighbour < 27; ++neighbour) {
-      const std::uint64_t key = cellKey(cell + glm::dvec3(neighbour % 3 - 1, neighbour / 3 % 3 - 1, neighbour / 9 - 1));
-      auto it = std::lower_bound(grid.begin(), grid.end(), key,
-                                 [](const GridEntry& entry, std::uint64_t k) { return entry.key < k; });
-      for (; it != grid.end() && it->key == key; ++it) {
-        const std::uint32_t host = find(it->chart);
-        if (host == c || emits[host] || !(glm::dot(chartNormals[host], chartNormals[c]) > 0.0)) continue;
-        const double distance = glm::length(
-            glm::max(glm::dvec3(0.0), glm::max(boxMin[it->triangle] - position, position - boxMax[it->triangle])));
-        if ((distance < bestDistance || (distance == bestDistance && host < best)) && liesOnPlaneOf(c, host)) {
-          bestDistance = distance;
-          best = host;
+
+  // A triangle's centroid (the origin when a corner is not finite).
+  glm::dvec3 centroidOf(std::size_t t) const {
+    const WorldTriangle& triangle = m_triangles[t];
+    const glm::dvec3 p =
+        (glm::dvec3(triangle.corner[0]) + glm::dvec3(triangle.corner[1]) + glm::dvec3(triangle.corner[2])) / 3.0;
+    return glm::all(glm::lessThan(glm::abs(p), glm::dvec3(1e30))) ? p : glm::dvec3(0.0);
+  }
+
+  // Each chart's plane n_c·x = offset_c: the area-weighted mean of n_c·centroid over its triangles
+  // (its first triangle's centroid when none has an area).
+  void computePlaneOffsets() {
+    m_planeOffset.assign(m_chartCount, 0.0);
+    for (std::uint32_t c = 0; c < m_chartCount; ++c) {
+      if (m_firstTriangle[c] == m_firstTriangle[c + 1]) continue;
+      double weighted = 0.0, weight = 0.0;
+      for (std::uint32_t i = m_firstTriangle[c]; i < m_firstTriangle[c + 1]; ++i) {
+        const std::uint32_t t = m_trianglesByChart[i];
+        weighted += m_triangles[t].area * glm::dot(m_chartNormals[c], centroidOf(t));
+        weight += m_triangles[t].area;
+      }
+      m_planeOffset[c] = weight > 0.0 ? weighted / weight
+                                      : glm::dot(m_chartNormals[c], centroidOf(m_trianglesByChart[m_firstTriangle[c]]));
+    }
+  }
+
+  // Every member of `joining` lies within kMergePlaneTexels of the host's plane. Each chart's world box gives
+  // a quick bound: over a box of centre m and half-size h the distance to a plane n·x = offset is at most
+  // |n·m − offset| + |n|·h (the corners are tested only when that bound is over the tolerance).
+  bool liesOnPlaneOf(std::uint32_t joining, std::uint32_t host) const {
+    const double planeTolerance = kMergePlaneTexels / m_density;
+    const glm::dvec3& normal = m_chartNormals[host];
+    for (std::uint32_t member : m_members[joining]) {
+      if (m_chartBox.empty(member)) continue;  // no finite corner
+      const glm::dvec3 centre = 0.5 * (m_chartBox.min[member] + m_chartBox.max[member]);
+      const glm::dvec3 half = 0.5 * (m_chartBox.max[member] - m_chartBox.min[member]);
+      if (std::abs(glm::dot(normal, centre) - m_planeOffset[host]) + glm::dot(glm::abs(normal), half) <=
+          planeTolerance)
+        continue;
+      for (std::uint32_t i = m_firstTriangle[member]; i < m_firstTriangle[member + 1]; ++i)
+        for (const glm::vec3& corner : m_triangles[m_trianglesByChart[i]].corner)
+          if (isFinite(corner) &&
+              std::abs(glm::dot(normal, glm::dvec3(corner)) - m_planeOffset[host]) > planeTolerance)
+            return false;
+    }
+    return true;
+  }
+
+  glm::dvec3 cellOf(const glm::dvec3& p) const { return glm::floor(p * m_density); }
+  static std::uint64_t cellKey(const glm::dvec3& cell) {
+    std::uint64_t key = 0;
+    for (int axis = 0; axis < 3; ++axis) key = (key << 21) | (std::uint64_t(std::int64_t(cell[axis])) & 0x1fffffu);
+    return key;
+  }
+
+  // The grid of one-texel cells: per cell, each chart with a triangle whose bounding box meets the cell
+  // (once, at its first such triangle; a triangle spanning more than 512 cells only at its centroid's cell, so
+  // that big walls cost nothing: a crumb lying on one stays a chart of its own). Sets the triangles' boxes.
+  std::vector<GridEntry> crumbGrid() {
+    std::vector<GridEntry> grid;
+    grid.reserve(m_triangles.size());
+    m_boxMin.resize(m_triangles.size());
+    m_boxMax.resize(m_triangles.size());
+    for (std::size_t t = 0; t < m_triangles.size(); ++t) {
+      m_boxMin[t] = m_boxMax[t] = centroidOf(t);
+      for (int k = 0; k < 3; ++k)
+        if (isFinite(m_triangles[t].corner[k])) {
+          m_boxMin[t] = glm::min(m_boxMin[t], glm::dvec3(m_triangles[t].corner[k]));
+          m_boxMax[t] = glm::max(m_boxMax[t], glm::dvec3(m_triangles[t].corner[k]));
         }
+      const glm::dvec3 lo = cellOf(m_boxMin[t]), hi = cellOf(m_boxMax[t]);
+      const glm::dvec3 cells = hi - lo + 1.0;
+      if (cells.x * cells.y * cells.z > 512.0) {
+        grid.push_back({cellKey(cellOf(centroidOf(t))), m_chartOf[t], std::uint32_t(t)});
+        continue;
       }
+      for (double z = lo.z; z <= hi.z; ++z)
+        for (double y = lo.y; y <= hi.y; ++y)
+          for (double x = lo.x; x <= hi.x; ++x) grid.push_back({cellKey({x, y, z}), m_chartOf[t], std::uint32_t(t)});
     }
-    if (best == c) continue;
-    root[c] = best;
-    members[best].push_back(c);
-    members[c].clear();
+    std::sort(grid.begin(), grid.end(), [](const GridEntry& a, const GridEntry& b) {
+      if (a.key != b.key) return a.key < b.key;
+      return a.chart != b.chart ? a.chart < b.chart : a.triangle < b.triangle;
+    });
+    grid.erase(std::unique(grid.begin(), grid.end(),
+                           [](const GridEntry& a, const GridEntry& b) { return a.key == b.key && a.chart == b.chart; }),
+               grid.end());
+    return grid;
   }
-  // New chart ids in order of each chart's first triangle; a merged chart takes its host's normal.
-  constexpr std::uint32_t kNone = 0xffffffffu;
-  std::vector<std::uint32_t> renumbered(chartCount, kNone);
-  std::vector<glm::dvec3> normals;
-  for (std::uint32_t& chart : chartOf) {
-    const std::uint32_t r = find(chart);
-    if (renumbered[r] == kNone) {
-      renumbered[r] = std::uint32_t(normals.size());
-      normals.push_back(chartNormals[r]);
-    }
-    chart = renumbered[r];
-  }
-  chartNormals = std::move(normals);
+
+  const std::vector<WorldTriangle>& m_triangles;
+  const ChartLayout& m_layout;
+  double m_density;
+  const std::vector<std::uint32_t>& m_chartOf;
+  const std::vector<glm::dvec3>& m_chartNormals;
+  std::size_t m_chartCount;
+  ChartBoxes m_chartBox;
+  std::vector<double> m_area;
+  std::vector<std::uint8_t> m_emits;
+  std::vector<std::uint32_t> m_root;                  // union-find of the merged charts
+  std::vector<std::vector<std::uint32_t>> m_members;  // the charts each root holds
+  std::vector<std::uint32_t> m_firstTriangle, m_trianglesByChart;
+  std::vector<std::uint32_t> m_order;  // smallest first, ties by id
+  std::vector<double> m_planeOffset;
+  std::vector<glm::dvec3> m_boxMin, m_boxMax;  // per triangle (crumbGrid)
+};
+
+void mergeSmallCharts(const std::vector<WorldTriangle>& triangles, const Adjacency& adjacency,
+                      const ChartLayout& layout, double density, const std::vector<std::uint8_t>& materialEmits,
+                      std::vector<std::uint32_t>& chartOf, std::vector<glm::dvec3>& chartNormals) {
+  ChartMerger merger(triangles, layout, density, materialEmits, chartOf, chartNormals);
+  merger.joinEdgeNeighbours(adjacency);
+  merger.joinNearbyCharts();
+  merger.renumber(chartOf, chartNormals);
 }
 
 // Whole-texel footprint of a chart of extent `size` (scene units) at `density` texels per unit: at

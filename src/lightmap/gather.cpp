@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -103,6 +104,56 @@ std::vector<std::uint32_t> solverTexels(const LightmapAtlas& atlas, const PatchL
   return texels;
 }
 
+namespace {
+
+// One gather over every texel, in batches of `layers` hemicubes, each rendered through `seen` and reduced onto
+// `base` into `next`; `onBatch(count)` after each. At most two batches are in flight: before submitting batch
+// k + 1 it waits for batch k − 1 (an unbounded queue of seconds of GPU work made the NVIDIA driver return a
+// stale lightmap).
+void gatherAllTexels(GatherHemicubeRenderer& renderer, GatherReduction& reduction, std::size_t texelCount, int layers,
+                     int resolution, GLuint seen, GLuint base, GLuint next, const std::function<void(int)>& onBatch) {
+  GLsync previousBatch = nullptr;
+  for (std::size_t first = 0; first < texelCount; first += std::size_t(layers)) {
+    throwIfInterrupted();
+    const int count = int(std::min<std::size_t>(std::size_t(layers), texelCount - first));
+    renderer.render(first, count, resolution, seen);
+    reduction.reduce(renderer.arrayTexture(), first, count, resolution, base, next);
+    const GLsync batch = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    if (previousBatch) {
+      while (glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, 1'000'000'000) == GL_TIMEOUT_EXPIRED)
+        throwIfInterrupted();
+      glDeleteSync(previousBatch);
+    }
+    previousBatch = batch;
+    onBatch(count);
+  }
+  if (previousBatch) {
+    glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, GLuint64(-1));
+    glDeleteSync(previousBatch);
+  }
+}
+
+// Takes the read-back iterate into `radiance` and returns the largest change against the previous one, relative
+// to a floor of 1% of the mean radiance (`mean`, set here).
+double takeIterate(const std::vector<glm::vec4>& readBack, const std::vector<std::uint32_t>& texels,
+                   std::vector<glm::vec3>& radiance, glm::dvec3& mean) {
+  glm::dvec3 sum(0.0);
+  for (const std::uint32_t t : texels) sum += glm::dvec3(readBack[t]);
+  mean = sum / double(texels.size());
+  const double floor = 1e-2 * std::max({mean.x, mean.y, mean.z, 1e-30});
+  double maxChange = 0.0;
+  for (const std::uint32_t t : texels) {
+    const glm::vec3 now(readBack[t]);
+    for (int c = 0; c < 3; ++c)
+      maxChange = std::max(
+          maxChange, std::abs(double(now[c]) - double(radiance[t][c])) / std::max(std::abs(double(now[c])), floor));
+    radiance[t] = now;
+  }
+  return maxChange;
+}
+
+}  // namespace
+
 GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                          const GatherOptions& options, const GatherIterationCallback& onIteration,
                          const GatherProgressCallback& onProgress) {
@@ -162,28 +213,10 @@ GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, 
     }
     glTextureSubImage2D(seen.id(), 0, 0, 0, width, height, GL_RGBA, GL_FLOAT, readBack.data());
     const GLuint base = reflectedOnly ? direct.id() : emission.id();
-    // At most two batches in flight: before submitting batch k + 1, wait for batch k − 1. An
-    // unbounded queue of seconds of GPU work made the NVIDIA driver return a stale lightmap.
-    GLsync previousBatch = nullptr;
-    for (std::size_t first = 0; first < texels.size(); first += std::size_t(layers)) {
-      throwIfInterrupted();
-      const int count = int(std::min<std::size_t>(std::size_t(layers), texels.size() - first));
-      renderer.render(first, count, resolution, seen.id());
-      reduction.reduce(renderer.arrayTexture(), first, count, resolution, base, next.id());
-      const GLsync batch = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-      if (previousBatch) {
-        while (glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, 1'000'000'000) == GL_TIMEOUT_EXPIRED)
-          throwIfInterrupted();
-        glDeleteSync(previousBatch);
-      }
-      previousBatch = batch;
+    gatherAllTexels(renderer, reduction, texels.size(), layers, resolution, seen.id(), base, next.id(), [&](int count) {
       hemicubesDone += std::uint64_t(count);
       if (onProgress) onProgress(hemicubesDone, plannedHemicubes);
-    }
-    if (previousBatch) {
-      glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, GLuint64(-1));
-      glDeleteSync(previousBatch);
-    }
+    });
     glMemoryBarrier(GL_ALL_BARRIER_BITS);
     if (iteration == 1 && splitDirect)
       glCopyImageSubData(next.id(), GL_TEXTURE_2D, 0, 0, 0, 0, direct.id(), GL_TEXTURE_2D, 0, 0, 0, 0, width, height,
@@ -197,19 +230,8 @@ GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, 
           "the GPU lost the lightmap during the gathering solver (context reset or failed read-back); "
           "try fewer --layers per batch");
 
-    // The change against the previous iterate, relative to a floor of 1% of the mean radiance.
-    glm::dvec3 sum(0.0);
-    for (const std::uint32_t t : texels) sum += glm::dvec3(readBack[t]);
-    const glm::dvec3 mean = sum / double(texels.size());
-    const double floor = 1e-2 * std::max({mean.x, mean.y, mean.z, 1e-30});
-    double maxChange = 0.0;
-    for (const std::uint32_t t : texels) {
-      const glm::vec3 now(readBack[t]);
-      for (int c = 0; c < 3; ++c)
-        maxChange = std::max(
-            maxChange, std::abs(double(now[c]) - double(radiance[t][c])) / std::max(std::abs(double(now[c])), floor));
-      radiance[t] = now;
-    }
+    glm::dvec3 mean(0.0);
+    const double maxChange = takeIterate(readBack, texels, radiance, mean);
     GatherIterationStats stats;
     stats.iteration = iteration;
     stats.hemicubeResolution = resolution;

@@ -113,6 +113,145 @@ std::string stochasticSettingsJson(const StochasticOptions& options) {
   return json.dump();
 }
 
+namespace {
+
+// Per compact texel (the solver's valid texels in order): L_e, and per atlas texel its compact index.
+struct CompactTexels {
+  std::vector<glm::vec4> emission;
+  std::vector<std::uint32_t> compactOf;  // 0xffffffff where the atlas texel is not solved for
+};
+
+CompactTexels compactTexels(const scene::Scene& scene, const PatchList& patches,
+                            const std::vector<std::uint32_t>& texels) {
+  CompactTexels compact{std::vector<glm::vec4>(texels.size()), std::vector<std::uint32_t>(patches.texelCount(), 0xffffffffu)};
+  bool anyEmission = false;
+  for (std::size_t i = 0; i < texels.size(); ++i) {
+    compact.emission[i] = glm::vec4(patches.emission[texels[i]], 0.0f);
+    compact.compactOf[texels[i]] = std::uint32_t(i);
+    anyEmission = anyEmission || meanRgb(patches.emission[texels[i]]) > 0.0f;
+  }
+  if (!anyEmission)
+    throw Error(scene.sourcePath.string() +
+                ": no texel emits light (the lightmap would be black); give the scene an emissive surface or quad "
+                "light");
+  return compact;
+}
+
+// The solver's storage buffers, bound to their points before every iteration (a checkpoint callback may draw
+// with other buffers on these points).
+struct StochasticBuffers {
+  StochasticBuffers(const ShootReceivers& shootReceivers, const CompactTexels& compact,
+                    const std::vector<std::uint32_t>& texels, const std::vector<glm::uvec4>& levels,
+                    const ShooterClusters& clusters, int shooters)
+      : receivers(makeStorageBuffer(shootReceivers.receivers)),
+        emission(makeStorageBuffer(compact.emission)),
+        axes(makeStorageBuffer(shootReceivers.axes)),
+        radiance(makeStorageBuffer(compact.emission)),  // L̃_0 = L_e
+        iterate(makeStorageBuffer(compact.emission)),   // L_0 = L_e
+        pyramid(makeStorageBuffer(std::vector<float>(levels.back().x + 1, 0.0f))),
+        atlasTexels(makeStorageBuffer(texels)),
+        compactOf(makeStorageBuffer(compact.compactOf)),
+        levels(makeStorageBuffer(levels)),
+        random(GLsizeiptr(kMaxShooters * sizeof(float)), nullptr, GL_DYNAMIC_STORAGE_BIT),
+        shots(makeStorageBuffer(std::vector<GpuShot>(kMaxShooters))),
+        frames(GLsizeiptr(kMaxShooters * sizeof(GpuShotFrame)), nullptr, GL_DYNAMIC_STORAGE_BIT),
+        clusterFirst(makeStorageBuffer(clusters.first)),
+        clusterTexels(makeStorageBuffer(clusters.texels)),
+        memberShots(makeStorageBuffer(std::vector<glm::vec4>(std::size_t(shooters) * std::size_t(clusters.largest())))) {}
+
+  void bind() const {
+    const std::pair<GLuint, GLuint> bindings[] = {
+        {kReceiversBinding, receivers.id()},   {kEmissionBinding, emission.id()},
+        {kAxesBinding, axes.id()},             {kRadianceBinding, radiance.id()},
+        {kPyramidBinding, pyramid.id()},       {kAtlasTexelBinding, atlasTexels.id()},
+        {kCompactOfBinding, compactOf.id()},   {kLevelsBinding, levels.id()},
+        {kRandomBinding, random.id()},         {kShotsBinding, shots.id()},
+        {kFramesBinding, frames.id()},         {kIterateBinding, iterate.id()},
+        {kClusterFirstBinding, clusterFirst.id()}, {kClusterTexelsBinding, clusterTexels.id()},
+        {kMemberShotsBinding, memberShots.id()}};
+    for (const auto& [binding, buffer] : bindings) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, binding, buffer);
+  }
+
+  gpu::Buffer receivers, emission, axes, radiance, iterate, pyramid, atlasTexels, compactOf, levels, random, shots,
+      frames, clusterFirst, clusterTexels, memberShots;
+};
+
+// The four compute passes of an iteration, with their fixed uniforms set.
+struct StochasticPrograms {
+  StochasticPrograms(std::size_t texelCount, int shooters, std::size_t levelCount, std::uint32_t maxMembers,
+                     float depthEpsilon, bool shootIterate)
+      : power(gpu::loadProgram({"lightmap_stochastic_power.comp"})),
+        pyramid(gpu::loadProgram({"lightmap_stochastic_pyramid.comp"})),
+        select(gpu::loadProgram({"lightmap_stochastic_select.comp"})),
+        update(gpu::loadProgram({"lightmap_stochastic_update.comp"})) {
+    glProgramUniform1ui(power.id(), 0, GLuint(texelCount));
+    glProgramUniform1ui(select.id(), 0, GLuint(shooters));
+    glProgramUniform1ui(select.id(), 1, GLuint(levelCount));
+    glProgramUniform1ui(select.id(), 2, GLuint(maxMembers));
+    glProgramUniform1ui(update.id(), 6, GLuint(maxMembers));
+    glProgramUniform1ui(update.id(), 0, GLuint(texelCount));
+    glProgramUniform1ui(update.id(), 1, GLuint(shooters));
+    glProgramUniform1f(update.id(), 3, depthEpsilon);
+    glProgramUniform1f(update.id(), 4, kNearFieldSides);
+    glProgramUniform1i(update.id(), 5, shootIterate ? 1 : 0);
+  }
+  gpu::Program power, pyramid, select, update;
+};
+
+// Step 1 of an iteration: the selection pyramid of lum(L_src)·A over `source`, then S descents with stratified
+// ξ_s uniform in [s/S, (s + 1)/S): each shot alone is still drawn with P_c (so the estimate stays unbiased), and
+// the S of an iteration spread over the power's distribution (the pyramid walk maps ξ monotonically onto the
+// atlas, emitters and reflectors in proportion). The shots come back into `shots`.
+void selectShots(const StochasticPrograms& programs, const StochasticBuffers& buffers, GLuint source,
+                 std::size_t texelCount, const std::vector<glm::uvec4>& levels, std::mt19937_64& random,
+                 std::vector<float>& xi, std::vector<GpuShot>& shots) {
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, source);
+  programs.power.use();
+  glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  programs.pyramid.use();
+  for (std::size_t k = 0; k + 1 < levels.size(); ++k) {
+    const glm::uvec4& in = levels[k];
+    const glm::uvec4& out = levels[k + 1];
+    glProgramUniform3ui(programs.pyramid.id(), 0, in.x, in.y, in.z);
+    glProgramUniform3ui(programs.pyramid.id(), 1, out.x, out.y, out.z);
+    glDispatchCompute((out.y + kPyramidGroupSide - 1) / kPyramidGroupSide,
+                      (out.z + kPyramidGroupSide - 1) / kPyramidGroupSide, 1);
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
+  }
+  const float shooters = float(xi.size());
+  for (std::size_t k = 0; k < xi.size(); ++k)
+    xi[k] = std::min((float(k) + uniformFloat(random)) / shooters, std::nextafter(1.0f, 0.0f));
+  glNamedBufferSubData(buffers.random.id(), 0, GLsizeiptr(xi.size() * sizeof(float)), xi.data());
+  programs.select.use();
+  glDispatchCompute(1, 1, 1);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+  glGetNamedBufferSubData(buffers.shots.id(), 0, GLsizeiptr(shots.size() * sizeof(GpuShot)), shots.data());
+}
+
+// Step 2: one hemisphere per shot, from its cluster's centroid into layer s, and the shots' frames uploaded.
+// Returns how many shots left an emitter.
+std::uint64_t renderShots(const HemisphereVisibility& visibility, const ShooterClusters& clusters,
+                          const std::vector<glm::vec4>& emission, const std::vector<GpuShot>& shots,
+                          std::vector<GpuShotFrame>& frames, const gpu::Buffer& frameBuffer) {
+  std::uint64_t emitterShots = 0;
+  for (std::size_t s = 0; s < shots.size(); ++s) {
+    const std::uint32_t c = std::min<std::uint32_t>(shots[s].cluster, std::uint32_t(clusters.size() - 1));
+    const glm::vec3& centroid = clusters.centroid[c];
+    const glm::vec3& normal = clusters.normal[c];
+    visibility.render(centroid, normal, int(s));
+    const glm::mat3 rows = glm::transpose(shooterFrame(normal));  // columns of the transpose = its rows
+    frames[s] = {glm::vec4(centroid, clusters.area[c]), glm::vec4(rows[0], 0.0f), glm::vec4(rows[1], 0.0f),
+                 glm::vec4(rows[2], 0.0f)};
+    emitterShots += emission[clusters.texels[clusters.first[c]]] != glm::vec4(0.0f) ? 1 : 0;
+  }
+  glNamedBufferSubData(frameBuffer.id(), 0, GLsizeiptr(frames.size() * sizeof(GpuShotFrame)), frames.data());
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
+  return emitterShots;
+}
+
+}  // namespace
+
 StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                  const StochasticOptions& options, const StochasticCheckpointCallback& onCheckpoint,
                                  const StochasticProgressCallback& onProgress) {
@@ -127,71 +266,16 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   // Shooters are clusters (chartShooter.y): the update pass skips a shot's own cluster.
   const ShooterClusters clusters =
       buildShooterClusters(atlas, patches, texels, options.clusterTexels, options.emitterClusterTexels);
-  const std::uint32_t maxMembers = clusters.largest();
   const ShootReceivers shootReceivers = makeShootReceivers(atlas, patches, texels, clusters.ofTexel);
-  std::vector<glm::vec4> emission(texelCount);
-  std::vector<std::uint32_t> compactOf(patches.texelCount(), 0xffffffffu);
-  bool anyEmission = false;
-  for (std::size_t i = 0; i < texelCount; ++i) {
-    emission[i] = glm::vec4(patches.emission[texels[i]], 0.0f);
-    compactOf[texels[i]] = std::uint32_t(i);
-    anyEmission = anyEmission || meanRgb(patches.emission[texels[i]]) > 0.0f;
-  }
-  if (!anyEmission)
-    throw Error(scene.sourcePath.string() +
-                ": no texel emits light (the lightmap would be black); give the scene an emissive surface or quad "
-                "light");
+  const CompactTexels compact = compactTexels(scene, patches, texels);
   const std::vector<glm::uvec4> levels = pyramidLevels(patches.width, patches.height);
-  const std::uint32_t pyramidSize = levels.back().x + 1;
-
-  const gpu::Buffer receiverBuffer = makeStorageBuffer(shootReceivers.receivers);
-  const gpu::Buffer emissionBuffer = makeStorageBuffer(emission);
-  const gpu::Buffer axesBuffer = makeStorageBuffer(shootReceivers.axes);
-  const gpu::Buffer radianceBuffer = makeStorageBuffer(emission);  // L̃_0 = L_e
-  const gpu::Buffer iterateBuffer = makeStorageBuffer(emission);   // L_0 = L_e
+  const StochasticBuffers buffers(shootReceivers, compact, texels, levels, clusters, shooters);
   const bool shootIterate = options.shootFrom == StochasticShootFrom::LastIterate;
-  const GLuint sourceBuffer = shootIterate ? iterateBuffer.id() : radianceBuffer.id();
-  const gpu::Buffer pyramidBuffer = makeStorageBuffer(std::vector<float>(pyramidSize, 0.0f));
-  const gpu::Buffer atlasTexelBuffer = makeStorageBuffer(texels);
-  const gpu::Buffer compactOfBuffer = makeStorageBuffer(compactOf);
-  const gpu::Buffer levelsBuffer = makeStorageBuffer(levels);
-  const gpu::Buffer randomBuffer(GLsizeiptr(kMaxShooters * sizeof(float)), nullptr, GL_DYNAMIC_STORAGE_BIT);
-  const gpu::Buffer shotBuffer = makeStorageBuffer(std::vector<GpuShot>(kMaxShooters));
-  const gpu::Buffer frameBuffer(GLsizeiptr(kMaxShooters * sizeof(GpuShotFrame)), nullptr, GL_DYNAMIC_STORAGE_BIT);
-  const gpu::Buffer clusterFirstBuffer = makeStorageBuffer(clusters.first);
-  const gpu::Buffer clusterTexelBuffer = makeStorageBuffer(clusters.texels);
-  const gpu::Buffer memberShotBuffer =
-      makeStorageBuffer(std::vector<glm::vec4>(std::size_t(shooters) * std::size_t(maxMembers)));
-  // Bound before every iteration: a checkpoint callback may draw with other buffers on these points.
-  const auto bindBuffers = [&] {
-    const std::pair<GLuint, GLuint> bindings[] = {
-        {kReceiversBinding, receiverBuffer.id()},   {kEmissionBinding, emissionBuffer.id()},
-        {kAxesBinding, axesBuffer.id()},            {kRadianceBinding, radianceBuffer.id()},
-        {kPyramidBinding, pyramidBuffer.id()},      {kAtlasTexelBinding, atlasTexelBuffer.id()},
-        {kCompactOfBinding, compactOfBuffer.id()},  {kLevelsBinding, levelsBuffer.id()},
-        {kRandomBinding, randomBuffer.id()},        {kShotsBinding, shotBuffer.id()},
-        {kFramesBinding, frameBuffer.id()},         {kIterateBinding, iterateBuffer.id()},
-        {kClusterFirstBinding, clusterFirstBuffer.id()}, {kClusterTexelsBinding, clusterTexelBuffer.id()},
-        {kMemberShotsBinding, memberShotBuffer.id()}};
-    for (const auto& [binding, buffer] : bindings) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, binding, buffer);
-  };
-
+  const GLuint sourceBuffer = shootIterate ? buffers.iterate.id() : buffers.radiance.id();
   const HemisphereVisibility visibility(scene, atlas, options.maxEdgeFraction, options.hemisphereResolution,
                                         shooters);
-  const gpu::Program powerProgram = gpu::loadProgram({"lightmap_stochastic_power.comp"});
-  const gpu::Program pyramidProgram = gpu::loadProgram({"lightmap_stochastic_pyramid.comp"});
-  const gpu::Program selectProgram = gpu::loadProgram({"lightmap_stochastic_select.comp"});
-  const gpu::Program updateProgram = gpu::loadProgram({"lightmap_stochastic_update.comp"});
-  glProgramUniform1ui(powerProgram.id(), 0, GLuint(texelCount));
-  glProgramUniform1ui(selectProgram.id(), 0, GLuint(shooters));
-  glProgramUniform1ui(selectProgram.id(), 1, GLuint(levels.size()));
-  glProgramUniform1ui(selectProgram.id(), 2, GLuint(maxMembers));
-  glProgramUniform1ui(updateProgram.id(), 6, GLuint(maxMembers));
-  glProgramUniform1ui(updateProgram.id(), 0, GLuint(texelCount));
-  glProgramUniform1ui(updateProgram.id(), 1, GLuint(shooters));
-  glProgramUniform1f(updateProgram.id(), 3, visibility.depthEpsilon());
-  glProgramUniform1f(updateProgram.id(), 4, kNearFieldSides);
-  glProgramUniform1i(updateProgram.id(), 5, shootIterate ? 1 : 0);
+  const StochasticPrograms programs(texelCount, shooters, levels.size(), clusters.largest(),
+                                    visibility.depthEpsilon(), shootIterate);
 
   StochasticResult result;
   result.sceneTriangles = atlas.triangleCount();
@@ -202,7 +286,7 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
   std::vector<glm::vec4> readBack;
   std::vector<glm::vec3> radiance(patches.texelCount(), glm::vec3(0.0f));
   const auto checkpoint = [&] {
-    const glm::dvec3 mean = readTexelRadiance(radianceBuffer, texels, readBack, radiance);
+    const glm::dvec3 mean = readTexelRadiance(buffers.radiance, texels, readBack, radiance);
     StochasticCheckpoint stats;
     stats.iterations = result.iterations;
     stats.seconds = solveTime.seconds();
@@ -229,57 +313,20 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
     if (options.checkpointIterations > 0 && result.iterations > 0 &&
         result.iterations % options.checkpointIterations == 0)
       checkpoint();
-    bindBuffers();
+    buffers.bind();
     const std::uint64_t m = result.iterations + 1;
 
-    // 1. The selection pyramid of lum(L_src) A, then S descents; the shots come back.
     const Stopwatch selectTime;
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, sourceBuffer);
-    powerProgram.use();
-    glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    pyramidProgram.use();
-    for (std::size_t k = 0; k + 1 < levels.size(); ++k) {
-      const glm::uvec4& in = levels[k];
-      const glm::uvec4& out = levels[k + 1];
-      glProgramUniform3ui(pyramidProgram.id(), 0, in.x, in.y, in.z);
-      glProgramUniform3ui(pyramidProgram.id(), 1, out.x, out.y, out.z);
-      glDispatchCompute((out.y + kPyramidGroupSide - 1) / kPyramidGroupSide,
-                        (out.z + kPyramidGroupSide - 1) / kPyramidGroupSide, 1);
-      glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-    }
-    // Stratified: ξ_s uniform in [s/S, (s + 1)/S). Each shot alone is still drawn with P_c (so the
-    // estimate stays unbiased), and the S of an iteration spread over the power's distribution
-    // (the pyramid walk maps ξ monotonically onto the atlas, emitters and reflectors in proportion).
-    for (std::size_t k = 0; k < xi.size(); ++k)
-      xi[k] = std::min((float(k) + uniformFloat(random)) / float(shooters), std::nextafter(1.0f, 0.0f));
-    glNamedBufferSubData(randomBuffer.id(), 0, GLsizeiptr(xi.size() * sizeof(float)), xi.data());
-    selectProgram.use();
-    glDispatchCompute(1, 1, 1);
-    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-    glGetNamedBufferSubData(shotBuffer.id(), 0, GLsizeiptr(shots.size() * sizeof(GpuShot)), shots.data());
+    selectShots(programs, buffers, sourceBuffer, texelCount, levels, random, xi, shots);
     result.selectSeconds += selectTime.seconds();
-
-    // 2. One hemisphere per shot, from its cluster's centroid into layer s.
-    for (int s = 0; s < shooters; ++s) {
-      const std::uint32_t c = std::min<std::uint32_t>(shots[std::size_t(s)].cluster, std::uint32_t(clusters.size() - 1));
-      const glm::vec3& centroid = clusters.centroid[c];
-      const glm::vec3& normal = clusters.normal[c];
-      visibility.render(centroid, normal, s);
-      const glm::mat3 rows = glm::transpose(shooterFrame(normal));  // columns of the transpose = its rows
-      frames[std::size_t(s)] = {glm::vec4(centroid, clusters.area[c]), glm::vec4(rows[0], 0.0f),
-                                glm::vec4(rows[1], 0.0f), glm::vec4(rows[2], 0.0f)};
-      result.emitterShots += emission[clusters.texels[clusters.first[c]]] != glm::vec4(0.0f) ? 1 : 0;
-    }
-    glNamedBufferSubData(frameBuffer.id(), 0, GLsizeiptr(frames.size() * sizeof(GpuShotFrame)), frames.data());
-    glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);
+    result.emitterShots += renderShots(visibility, clusters, compact.emission, shots, frames, buffers.frames);
 
     // 3. Every texel: the transported radiance of the S shots and the running average.
-    bindBuffers();
-    updateProgram.use();
+    buffers.bind();
+    programs.update.use();
     // n, the iterates in the average: m, or m − W after the warm-up (during it, L̃ = L_m).
     const std::uint64_t averaged = shootIterate ? (m > options.warmupIterations ? m - options.warmupIterations : 1) : m;
-    glProgramUniform1f(updateProgram.id(), 2, float(averaged));
+    glProgramUniform1f(programs.update.id(), 2, float(averaged));
     glBindTextureUnit(0, visibility.texture());
     glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
