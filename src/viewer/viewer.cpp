@@ -303,21 +303,15 @@ void printSummary(const std::vector<FrameRecord>& records, int width, int height
       median(reconstruction), frameMs > 0 ? 100.0 * median(reconstruction) / frameMs : 0.0);
 }
 
-}  // namespace
-
-void runViewer(const scene::Scene& scene, ViewerSettings settings) {
-  // Everything that can be checked without a window is checked first.
-  // There is always a store: loaded by the caller, or baked in the window below.
-  const std::vector<DisplayMode> modes = displayModes(true, settings.reference.has_value(), settings.lightmaps);
-  std::size_t modeIndex = std::size_t(&findDisplayMode(modes, settings.method) - modes.data());
+// What can be checked before a window opens: the display methods the settings and the script name, the
+// camera, the script's light moves (a matrix whose lights can move, lights it has), and an end for an offscreen run.
+void checkViewerSettings(const scene::Scene& scene, const ViewerSettings& settings, const std::vector<DisplayMode>& modes,
+                         const std::vector<lightmap::MatrixLight>& matrixLights, bool lightsMove) {
+  (void)findDisplayMode(modes, settings.method);
   if (settings.script)
     for (const ScriptScreenshot& shot : settings.script->screenshots)
       if (!shot.method.empty()) (void)findDisplayMode(modes, shot.method);
-  const scene::Camera& initialCamera = scene.camera(settings.camera);
-  // Light moves: only with a matrix whose lights can move, and only lights it has.
-  const std::vector<lightmap::MatrixLight> matrixLights =
-      settings.matrix ? lightmap::matrixLights(scene) : std::vector<lightmap::MatrixLight>{};
-  const bool lightsMove = settings.matrix && settings.matrix->direct == lightmap::MatrixDirect::Rays;
+  (void)scene.camera(settings.camera);
   if (settings.script)
     for (const ScriptLightMove& move : settings.script->lightMoves) {
       if (!settings.matrix) throw Error("the script moves lights: give --matrix FILE (a saved form-factor matrix)");
@@ -328,347 +322,447 @@ void runViewer(const scene::Scene& scene, ViewerSettings settings) {
         throw Error("the script moves light " + std::to_string(move.light) + "; the scene's movable lights are " +
                     lightmap::describeMatrixLights(matrixLights));
     }
-
-  const bool scripted = settings.script.has_value();
-  if (settings.offscreen && !scripted && settings.frames <= 0)
+  if (settings.offscreen && !settings.script && settings.frames <= 0)
     throw Error("--offscreen has no window to close: give --frames N or --script FILE to say when the run ends");
-  std::unique_ptr<ViewSurface> surface;
-  if (settings.offscreen)
-    surface = std::make_unique<OffscreenSurface>(settings.width, settings.height);
-  else
-    surface = std::make_unique<WindowSurface>("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
-                                              settings.height, scripted || settings.frames > 0);
-  GLFWwindow* const glfwWindow = surface->window();  // nullptr offscreen: no input
-  InputEvents events;
-  if (glfwWindow) {
-    glfwSetWindowUserPointer(glfwWindow, &events);
-    glfwSetKeyCallback(glfwWindow, onKey);
-    glfwSetScrollCallback(glfwWindow, onScroll);
+}
+
+std::unique_ptr<ViewSurface> makeSurface(const scene::Scene& scene, const ViewerSettings& settings) {
+  if (settings.offscreen) return std::make_unique<OffscreenSurface>(settings.width, settings.height);
+  return std::make_unique<WindowSurface>("ibrr view: " + scene.sourcePath.filename().string(), settings.width,
+                                         settings.height, settings.script.has_value() || settings.frames > 0);
+}
+
+// One viewer run: the surface, the store and the passes kept across frames, and what the user changes between
+// frames. run() loops over input, update, the view, the overlay and the saved pictures until the window
+// closes, the frames or the script end, or Ctrl-C.
+class ViewerLoop {
+public:
+  ViewerLoop(const scene::Scene& scene, ViewerSettings& settings)
+      : m_scene(scene),
+        m_settings(settings),
+        m_modes(displayModes(true, settings.reference.has_value(), settings.lightmaps)),
+        m_modeIndex(std::size_t(&findDisplayMode(m_modes, settings.method) - m_modes.data())),
+        m_matrixLights(settings.matrix ? lightmap::matrixLights(scene) : std::vector<lightmap::MatrixLight>{}),
+        m_lightsMove(settings.matrix && settings.matrix->direct == lightmap::MatrixDirect::Rays),
+        m_scripted(settings.script.has_value()),
+        m_surface((checkViewerSettings(scene, settings, m_modes, m_matrixLights, m_lightsMove),
+                   makeSurface(scene, settings))),
+        m_glfwWindow(m_surface->window()),
+        m_imgui(m_glfwWindow),
+        m_walker(scene.bounds().diagonal()),
+        m_lightStep(settings.lightStep > 0.0f ? settings.lightStep : 0.02f * scene.bounds().diagonal()),
+        m_frameLimit(settings.frames > 0 ? settings.frames : m_scripted ? settings.script->lastFrame() + 1 : 0),
+        m_renderWidth(settings.width),
+        m_renderHeight(settings.height) {
+    const scene::Camera& initialCamera = scene.camera(settings.camera);
+    if (m_glfwWindow) {
+      glfwSetWindowUserPointer(m_glfwWindow, &m_events);
+      glfwSetKeyCallback(m_glfwWindow, onKey);
+      glfwSetScrollCallback(m_glfwWindow, onScroll);
+    }
+    info((settings.offscreen ? "offscreen: " : "window: ") + m_surface->info().summary());
+    m_cpuReconstruction = settings.reconstruct == "cpu";
+    if (!settings.store) settings.store = bakeInViewer(scene, settings, *m_surface, m_imgui);
+    m_storeStats = settings.store->stats();
+    m_renderer = std::make_unique<ViewRenderer>(scene, &*settings.store, settings.tableSettings,
+                                                settings.reference ? &*settings.reference : nullptr);
+    if (settings.matrix) startRelighting();
+    m_walker.setCamera(initialCamera);
+    m_cameraIndex = int(&initialCamera - scene.cameras.data());
   }
-  ImGuiSession imgui(glfwWindow);
-  info((settings.offscreen ? "offscreen: " : "window: ") + surface->info().summary());
-  bool cpuReconstruction = settings.reconstruct == "cpu";
 
-  if (!settings.store) settings.store = bakeInViewer(scene, settings, *surface, imgui);
-  const LayeredDepthCube& store = *settings.store;
-  const StoreStats storeStats = store.stats();
+  void run() {
+    for (int frame = 0; m_frameLimit == 0 || frame < m_frameLimit; ++frame) {
+      m_frameClock.restart();
+      m_events.keys.clear();
+      m_events.wheelSteps = 0.0f;
+      m_surface->pollEvents();
+      if (m_surface->shouldClose() || interruptRequested()) break;  // Ctrl-C or SIGTERM: leave as Escape does
+      const ImGuiIO& io = ImGui::GetIO();
+      const float seconds = std::min(io.DeltaTime, 0.25f);  // movement per frame, bounded after a stall
+      bool quit = handleKeys(io);
+      if (quit) break;
+      if (m_scripted)
+        followScript(frame);
+      else if (m_glfwWindow)
+        walk(io, seconds);
+      int windowWidth = 0, windowHeight = 0;
+      m_surface->framebufferSize(windowWidth, windowHeight);
+      FrameRecord record = renderView(frame, windowWidth, windowHeight);
+      const Stopwatch presentClock;
+      quit = presentAndOverlay(frame, windowWidth, windowHeight);
+      m_surface->endFrame();
+      record.presentMs = presentClock.milliseconds();
+      record.frameMs = m_frameClock.milliseconds();
+      m_records.push_back(record);
+      m_recent.push_back(record);
+      if (m_recent.size() > 60) m_recent.pop_front();
+      if (quit) break;
+    }
+    printSummary(m_records, m_renderWidth, m_renderHeight, m_surface->info().renderer);
+    throwIfInterrupted();  // Ctrl-C or SIGTERM ended the walk: exit 130 / 143, no timings written
+    if (!m_settings.timingsPath.empty()) {
+      writeTimings(m_settings.timingsPath, m_records, m_renderWidth, m_renderHeight, m_surface->info().renderer);
+      std::printf("wrote %s (%zu frames)\n", m_settings.timingsPath.string().c_str(), m_records.size());
+    }
+  }
 
-  ViewRenderer renderer(scene, &store, settings.tableSettings, settings.reference ? &*settings.reference : nullptr);
-
+private:
   // --matrix: relit now, and again whenever a light moves (the matrix itself never changes).
-  std::unique_ptr<lightmap::MatrixRelighter> relighter;
-  lightmap::LightmapAtlas bakedAtlas;     // the matrix's atlas with the lights at their baked place
-  std::vector<glm::vec3> lightOffsets;    // per light, scene units
-  lightmap::RelightTiming relightTiming;  // the last relight
-  bool relightNeeded = false;
-  const float lightStep = settings.lightStep > 0.0f ? settings.lightStep : 0.02f * scene.bounds().diagonal();
-  if (settings.matrix) {
-    LoadedLightmap& loaded = settings.lightmaps.at(std::size_t(settings.matrixLightmap));
-    lightmap::checkMatrixAtlas(*settings.matrix, loaded.atlas, lightmap::rasterizePatches(scene, loaded.atlas),
-                               settings.matrixPath);
+  void startRelighting() {
+    LoadedLightmap& loaded = m_settings.lightmaps.at(std::size_t(m_settings.matrixLightmap));
+    lightmap::checkMatrixAtlas(*m_settings.matrix, loaded.atlas, lightmap::rasterizePatches(m_scene, loaded.atlas),
+                               m_settings.matrixPath);
     // The dense N_k when the file has it, else the compressed form.
-    relighter = std::make_unique<lightmap::MatrixRelighter>(
-        scene, settings.matrix,
-        settings.matrix->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense);
-    bakedAtlas = loaded.atlas;
-    lightOffsets.assign(matrixLights.size(), glm::vec3(0.0f));
-    relightNeeded = true;
+    m_relighter = std::make_unique<lightmap::MatrixRelighter>(
+        m_scene, m_settings.matrix,
+        m_settings.matrix->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense);
+    m_bakedAtlas = loaded.atlas;
+    m_lightOffsets.assign(m_matrixLights.size(), glm::vec3(0.0f));
+    m_relightNeeded = true;
   }
-  // Relights with lightOffsets, and moves the drawn lights there (their texels stay theirs).
-  auto relight = [&] {
-    LoadedLightmap& loaded = settings.lightmaps[std::size_t(settings.matrixLightmap)];
-    relightTiming = relighter->relight(lightOffsets);
-    loaded.lightmap.radiance = relighter->readRadiance();
-    loaded.atlas = lightmap::translateAtlasLights(scene, bakedAtlas, lightOffsets);
-    renderer.invalidate();
-    relightNeeded = false;
-  };
-  Presenter presenter;
-  FirstPersonCamera walker(scene.bounds().diagonal());
-  walker.setCamera(initialCamera);
-  int cameraIndex = int(&initialCamera - scene.cameras.data());
 
-  const int frameLimit = settings.frames > 0 ? settings.frames : scripted ? settings.script->lastFrame() + 1 : 0;
-  std::vector<FrameRecord> records;
-  std::deque<FrameRecord> recent;  // the overlay's window of the last frames
-  bool showOverlay = true;
-  bool screenshotRequested = false;
-  bool windowShotRequested = false;  // Shift+F12
-  std::string lastSaved;
-  double lastCursorX = 0.0, lastCursorY = 0.0;
-  bool looking = false;
-  Stopwatch frameClock;
-  int renderWidth = settings.width, renderHeight = settings.height;
+  // Relights with the light offsets, and moves the drawn lights there (their texels stay theirs).
+  void relight() {
+    LoadedLightmap& loaded = m_settings.lightmaps[std::size_t(m_settings.matrixLightmap)];
+    m_relightTiming = m_relighter->relight(m_lightOffsets);
+    loaded.lightmap.radiance = m_relighter->readRadiance();
+    loaded.atlas = lightmap::translateAtlasLights(m_scene, m_bakedAtlas, m_lightOffsets);
+    m_renderer->invalidate();
+    m_relightNeeded = false;
+  }
 
-  auto selectMode = [&](std::size_t index) {
-    modeIndex = index % modes.size();
+  void selectMode(std::size_t index) {
+    m_modeIndex = index % m_modes.size();
     // The error view is only meaningful from the reference's camera: go there.
-    if (modes[modeIndex].kind == ModeKind::ReferenceError && !settings.referenceCamera.empty())
-      for (std::size_t c = 0; c < scene.cameras.size(); ++c)
-        if (scene.cameras[c].name == settings.referenceCamera) {
-          walker.setCamera(scene.cameras[c]);
-          cameraIndex = int(c);
+    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError && !m_settings.referenceCamera.empty())
+      for (std::size_t c = 0; c < m_scene.cameras.size(); ++c)
+        if (m_scene.cameras[c].name == m_settings.referenceCamera) {
+          m_walker.setCamera(m_scene.cameras[c]);
+          m_cameraIndex = int(c);
         }
-  };
-  auto selectCamera = [&](int index) {
-    if (index < 0 || index >= int(scene.cameras.size())) return;
-    cameraIndex = index;
-    walker.setCamera(scene.cameras[std::size_t(index)]);
-  };
+  }
+
+  void selectCamera(int index) {
+    if (index < 0 || index >= int(m_scene.cameras.size())) return;
+    m_cameraIndex = index;
+    m_walker.setCamera(m_scene.cameras[std::size_t(index)]);
+  }
+
   // The window as shown, overlay included: a PNG of display values (nothing linear to put in an EXR).
-  auto saveWindow = [&](const std::string& base) {
+  void saveWindow(const std::string& base) {
     int width = 0, height = 0;
-    const std::vector<std::uint8_t> pixels = readSurfacePixels(*surface, width, height);
+    const std::vector<std::uint8_t> pixels = readSurfacePixels(*m_surface, width, height);
     if (pixels.empty()) return;
-    const std::filesystem::path png = unusedScreenshotStem(settings.screenshotFolder, base).string() + ".png";
+    const std::filesystem::path png = unusedScreenshotStem(m_settings.screenshotFolder, base).string() + ".png";
     display::writeDisplayPng(pixels, width, height, png);
-    lastSaved = png.filename().string();
+    m_lastSaved = png.filename().string();
     std::printf("saved %s (%dx%d, the window with its overlay)\n", png.string().c_str(), width, height);
     std::fflush(stdout);
-  };
-  auto saveView = [&](const std::string& base) {
-    display::ToneMapping tone = settings.tone;
-    if (modes[modeIndex].kind == ModeKind::ReferenceError) tone = {};  // the colour map as it is
-    const SavedScreenshot saved = saveScreenshot(renderer.image(), settings.screenshotFolder, base, tone);
-    lastSaved = saved.png.filename().string();
+  }
+
+  void saveView(const std::string& base) {
+    display::ToneMapping tone = m_settings.tone;
+    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};  // the colour map as it is
+    const SavedScreenshot saved = saveScreenshot(m_renderer->image(), m_settings.screenshotFolder, base, tone);
+    m_lastSaved = saved.png.filename().string();
     std::printf("saved %s and %s (%dx%d, %s, camera %s)\n", saved.png.string().c_str(), saved.exr.string().c_str(),
-                renderer.width(), renderer.height(), modes[modeIndex].name.c_str(), walker.camera().name.c_str());
+                m_renderer->width(), m_renderer->height(), m_modes[m_modeIndex].name.c_str(),
+                m_walker.camera().name.c_str());
     std::fflush(stdout);
-  };
+  }
 
-  for (int frame = 0; frameLimit == 0 || frame < frameLimit; ++frame) {
-    frameClock.restart();
-    events.keys.clear();
-    events.wheelSteps = 0.0f;
-    surface->pollEvents();
-    if (surface->shouldClose() || interruptRequested()) break;  // Ctrl-C or SIGTERM: leave as Escape does
-    const ImGuiIO& io = ImGui::GetIO();
-    const float seconds = std::min(io.DeltaTime, 0.25f);  // movement per frame, bounded after a stall
-
-    // Discrete keys.
+  // The frame's discrete keys; true for Escape.
+  bool handleKeys(const ImGuiIO& io) {
     bool quit = false;
-    for (const InputEvents::Key& key : events.keys) {
+    for (const InputEvents::Key& key : m_events.keys) {
       if (key.key == GLFW_KEY_ESCAPE) quit = true;
-      if (key.key == GLFW_KEY_F12) ((key.mods & GLFW_MOD_SHIFT) ? windowShotRequested : screenshotRequested) = true;
+      if (key.key == GLFW_KEY_F12) ((key.mods & GLFW_MOD_SHIFT) ? m_windowShotRequested : m_screenshotRequested) = true;
       if (io.WantCaptureKeyboard) continue;
-      if (key.key == GLFW_KEY_TAB) selectMode(modeIndex + ((key.mods & GLFW_MOD_SHIFT) ? modes.size() - 1 : 1));
+      if (key.key == GLFW_KEY_TAB) selectMode(m_modeIndex + ((key.mods & GLFW_MOD_SHIFT) ? m_modes.size() - 1 : 1));
       if (key.key == GLFW_KEY_F)
-        settings.reconstruction.filter = kFilters[(filterIndex(settings.reconstruction.filter) + 1) % 3];
-      if (key.key == GLFW_KEY_C) selectCamera((cameraIndex + 1) % int(scene.cameras.size()));
+        m_settings.reconstruction.filter = kFilters[(filterIndex(m_settings.reconstruction.filter) + 1) % 3];
+      if (key.key == GLFW_KEY_C) selectCamera((m_cameraIndex + 1) % int(m_scene.cameras.size()));
       if (key.key >= GLFW_KEY_1 && key.key <= GLFW_KEY_9) selectCamera(key.key - GLFW_KEY_1);
-      if (key.key == GLFW_KEY_H) showOverlay = !showOverlay;
-      if (key.key == GLFW_KEY_R) cpuReconstruction = !cpuReconstruction;
-      if (key.key == GLFW_KEY_EQUAL || key.key == GLFW_KEY_KP_ADD) settings.tone.exposureStops += 0.5f;
-      if (key.key == GLFW_KEY_MINUS || key.key == GLFW_KEY_KP_SUBTRACT) settings.tone.exposureStops -= 0.5f;
-      if (lightsMove && !lightOffsets.empty() && !scripted) {
-        const glm::vec3 before = lightOffsets[0];
-        if (key.key == GLFW_KEY_LEFT) lightOffsets[0].x -= lightStep;
-        if (key.key == GLFW_KEY_RIGHT) lightOffsets[0].x += lightStep;
-        if (key.key == GLFW_KEY_UP) lightOffsets[0].z += lightStep;
-        if (key.key == GLFW_KEY_DOWN) lightOffsets[0].z -= lightStep;
-        if (key.key == GLFW_KEY_PAGE_UP) lightOffsets[0].y += lightStep;
-        if (key.key == GLFW_KEY_PAGE_DOWN) lightOffsets[0].y -= lightStep;
-        if (key.key == GLFW_KEY_BACKSPACE) lightOffsets[0] = glm::vec3(0.0f);
-        if (lightOffsets[0] != before) relightNeeded = true;
-      }
+      if (key.key == GLFW_KEY_H) m_showOverlay = !m_showOverlay;
+      if (key.key == GLFW_KEY_R) m_cpuReconstruction = !m_cpuReconstruction;
+      if (key.key == GLFW_KEY_EQUAL || key.key == GLFW_KEY_KP_ADD) m_settings.tone.exposureStops += 0.5f;
+      if (key.key == GLFW_KEY_MINUS || key.key == GLFW_KEY_KP_SUBTRACT) m_settings.tone.exposureStops -= 0.5f;
+      if (m_lightsMove && !m_lightOffsets.empty() && !m_scripted) moveLight(key.key);
     }
-    if (quit) break;
+    return quit;
+  }
 
-    // Camera: the script's, or the walker under the keyboard and mouse.
-    if (scripted) {
-      if (const std::optional<scene::Camera> camera = settings.script->cameraAt(frame)) walker.setCamera(*camera);
-      for (const ScriptLightMove& move : settings.script->lightMoves)
-        if (move.frame == frame) {
-          lightOffsets[std::size_t(move.light)] = move.offset;
-          relightNeeded = true;
-        }
-      for (const ScriptScreenshot& shot : settings.script->screenshots)
-        if (shot.frame == frame) {
-          if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(modes, shot.method) - modes.data()));
-          if (!shot.filter.empty()) settings.reconstruction.filter = filterNamed(shot.filter);
-        }
-    } else if (glfwWindow) {
-      if (!io.WantCaptureMouse && events.wheelSteps != 0.0f) walker.scaleSpeed(events.wheelSteps);
-      double cursorX = 0.0, cursorY = 0.0;
-      glfwGetCursorPos(glfwWindow, &cursorX, &cursorY);
-      const bool lookButton =
-          glfwGetMouseButton(glfwWindow, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS ||
-          (glfwGetMouseButton(glfwWindow, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS && !io.WantCaptureMouse);
-      if (lookButton && looking) walker.turn(float(cursorX - lastCursorX), float(cursorY - lastCursorY));
-      looking = lookButton;
-      lastCursorX = cursorX;
-      lastCursorY = cursorY;
-      if (!io.WantCaptureKeyboard) {
-        auto down = [&](int key) { return glfwGetKey(glfwWindow, key) == GLFW_PRESS ? 1.0f : 0.0f; };
-        const glm::vec3 local(down(GLFW_KEY_D) - down(GLFW_KEY_A), down(GLFW_KEY_E) - down(GLFW_KEY_Q),
-                              down(GLFW_KEY_W) - down(GLFW_KEY_S));
-        const bool run = down(GLFW_KEY_LEFT_SHIFT) + down(GLFW_KEY_RIGHT_SHIFT) > 0.0f;
-        walker.move(local, seconds, run);
+  // Arrows, PgUp/PgDn and Backspace move light 0 of a matrix whose lights can move.
+  void moveLight(int key) {
+    const glm::vec3 before = m_lightOffsets[0];
+    if (key == GLFW_KEY_LEFT) m_lightOffsets[0].x -= m_lightStep;
+    if (key == GLFW_KEY_RIGHT) m_lightOffsets[0].x += m_lightStep;
+    if (key == GLFW_KEY_UP) m_lightOffsets[0].z += m_lightStep;
+    if (key == GLFW_KEY_DOWN) m_lightOffsets[0].z -= m_lightStep;
+    if (key == GLFW_KEY_PAGE_UP) m_lightOffsets[0].y += m_lightStep;
+    if (key == GLFW_KEY_PAGE_DOWN) m_lightOffsets[0].y -= m_lightStep;
+    if (key == GLFW_KEY_BACKSPACE) m_lightOffsets[0] = glm::vec3(0.0f);
+    if (m_lightOffsets[0] != before) m_relightNeeded = true;
+  }
+
+  // The script's camera, light moves, and the method and filter of this frame's screenshots.
+  void followScript(int frame) {
+    if (const std::optional<scene::Camera> camera = m_settings.script->cameraAt(frame)) m_walker.setCamera(*camera);
+    for (const ScriptLightMove& move : m_settings.script->lightMoves)
+      if (move.frame == frame) {
+        m_lightOffsets[std::size_t(move.light)] = move.offset;
+        m_relightNeeded = true;
       }
-    }
+    for (const ScriptScreenshot& shot : m_settings.script->screenshots)
+      if (shot.frame == frame) {
+        if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(m_modes, shot.method) - m_modes.data()));
+        if (!shot.filter.empty()) m_settings.reconstruction.filter = filterNamed(shot.filter);
+      }
+  }
 
-    // The view.
-    int windowWidth = 0, windowHeight = 0;
-    surface->framebufferSize(windowWidth, windowHeight);
-    if (!settings.fixedRenderSize) {
-      renderWidth = windowWidth;
-      renderHeight = windowHeight;
+  // The walker under the keyboard and mouse.
+  void walk(const ImGuiIO& io, float seconds) {
+    if (!io.WantCaptureMouse && m_events.wheelSteps != 0.0f) m_walker.scaleSpeed(m_events.wheelSteps);
+    double cursorX = 0.0, cursorY = 0.0;
+    glfwGetCursorPos(m_glfwWindow, &cursorX, &cursorY);
+    const bool lookButton = glfwGetMouseButton(m_glfwWindow, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS ||
+                            (glfwGetMouseButton(m_glfwWindow, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS &&
+                             !io.WantCaptureMouse);
+    if (lookButton && m_looking) m_walker.turn(float(cursorX - m_lastCursorX), float(cursorY - m_lastCursorY));
+    m_looking = lookButton;
+    m_lastCursorX = cursorX;
+    m_lastCursorY = cursorY;
+    if (io.WantCaptureKeyboard) return;
+    auto down = [&](int key) { return glfwGetKey(m_glfwWindow, key) == GLFW_PRESS ? 1.0f : 0.0f; };
+    const glm::vec3 local(down(GLFW_KEY_D) - down(GLFW_KEY_A), down(GLFW_KEY_E) - down(GLFW_KEY_Q),
+                          down(GLFW_KEY_W) - down(GLFW_KEY_S));
+    const bool run = down(GLFW_KEY_LEFT_SHIFT) + down(GLFW_KEY_RIGHT_SHIFT) > 0.0f;
+    m_walker.move(local, seconds, run);
+  }
+
+  // The view at the window's size (or the fixed one), relit first if a light moved; the script's view
+  // screenshots of this frame.
+  FrameRecord renderView(int frame, int windowWidth, int windowHeight) {
+    if (!m_settings.fixedRenderSize) {
+      m_renderWidth = windowWidth;
+      m_renderHeight = windowHeight;
     }
     FrameRecord record;
     record.frame = frame;
-    record.method = modes[modeIndex].name;
-    if (modes[modeIndex].kind == ModeKind::Ibrr) record.method += cpuReconstruction ? "/cpu" : "/gpu";
-    if (relightNeeded) relight();
-    if (renderWidth > 0 && renderHeight > 0) {
-      const PassTimes times = renderer.render(walker.camera(), renderWidth, renderHeight, modes[modeIndex],
-                                              settings.reconstruction, cpuReconstruction);
+    record.method = m_modes[m_modeIndex].name;
+    if (m_modes[m_modeIndex].kind == ModeKind::Ibrr) record.method += m_cpuReconstruction ? "/cpu" : "/gpu";
+    if (m_relightNeeded) relight();
+    if (m_renderWidth > 0 && m_renderHeight > 0) {
+      const PassTimes times = m_renderer->render(m_walker.camera(), m_renderWidth, m_renderHeight,
+                                                 m_modes[m_modeIndex], m_settings.reconstruction, m_cpuReconstruction);
       record.gbufferMs = times.gbufferMs;
       record.reconstructionMs = times.reconstructionMs;
     }
-    if (scripted)
-      for (const ScriptScreenshot& shot : settings.script->screenshots)
-        if (shot.frame == frame && !shot.window) saveView(shot.name.empty() ? timestampedScreenshotName() : shot.name);
+    if (m_scripted)
+      for (const ScriptScreenshot& shot : m_settings.script->screenshots)
+        if (shot.frame == frame && !shot.window)
+          saveView(shot.name.empty() ? timestampedScreenshotName() : shot.name);
+    return record;
+  }
 
-    // Present and overlay.
-    const Stopwatch presentClock;
-    display::ToneMapping tone = settings.tone;
-    if (modes[modeIndex].kind == ModeKind::ReferenceError) tone = {};
-    presenter.draw(surface->framebuffer(), renderer.texture(), renderer.width(), renderer.height(), windowWidth,
-                   windowHeight, tone);
-    imgui.beginFrame(windowWidth, windowHeight);
-    bool menuScreenshot = false;
-    bool menuWindowShot = false;
-    if (showOverlay) {
-      if (ImGui::BeginMainMenuBar()) {
-        if (ImGui::BeginMenu("File")) {
-          menuScreenshot = ImGui::MenuItem("Save screenshot (PNG + EXR)", "F12");
-          menuWindowShot = ImGui::MenuItem("Save the window with this overlay (PNG)", "Shift+F12");
-          if (ImGui::MenuItem("Quit", "Esc")) quit = true;
-          ImGui::EndMenu();
-        }
-        if (ImGui::BeginMenu("Method")) {
-          for (std::size_t m = 0; m < modes.size(); ++m)
-            if (ImGui::MenuItem(modes[m].name.c_str(), nullptr, m == modeIndex)) selectMode(m);
-          ImGui::EndMenu();
-        }
-        if (ImGui::BeginMenu("Camera")) {
-          for (std::size_t c = 0; c < scene.cameras.size(); ++c) {
-            const std::string shortcut = c < 9 ? std::to_string(c + 1) : "";
-            if (ImGui::MenuItem(scene.cameras[c].name.c_str(), shortcut.c_str(), int(c) == cameraIndex))
-              selectCamera(int(c));
-          }
-          ImGui::EndMenu();
-        }
-        ImGui::EndMainMenuBar();
-      }
-      ImGui::SetNextWindowPos(ImVec2(10.0f, 30.0f), ImGuiCond_FirstUseEver);
-      ImGui::SetNextWindowBgAlpha(0.75f);
-      ImGui::Begin("ibrr view", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
-      std::vector<double> frameMs, gbufferMs, reconstructionMs;
-      for (const FrameRecord& r : recent) {
-        frameMs.push_back(r.frameMs);
-        gbufferMs.push_back(r.gbufferMs);
-        reconstructionMs.push_back(r.reconstructionMs);
-      }
-      const double typicalFrame = median(frameMs);
-      ImGui::Text("%.1f fps, %.1f ms per frame (median of %zu)", typicalFrame > 0 ? 1e3 / typicalFrame : 0.0,
-                  typicalFrame, frameMs.size());
-      ImGui::Text("G-buffer %.1f ms, reconstruction %.1f ms (%.0f%%)", median(gbufferMs), median(reconstructionMs),
-                  typicalFrame > 0 ? 100.0 * median(reconstructionMs) / typicalFrame : 0.0);
-      ImGui::Text("%dx%d on %s", renderer.width(), renderer.height(), surface->info().renderer.c_str());
-      ImGui::Separator();
-      const DisplayMode& mode = modes[modeIndex];
-      if (ImGui::BeginCombo("method (Tab)", mode.name.c_str())) {
-        for (std::size_t m = 0; m < modes.size(); ++m)
-          if (ImGui::Selectable(modes[m].name.c_str(), m == modeIndex)) selectMode(m);
-        ImGui::EndCombo();
-      }
-      ImGui::TextWrapped("%s", mode.summary.c_str());
-      if (mode.kind == ModeKind::Ibrr || mode.kind == ModeKind::ReferenceError) {
-        int filter = filterIndex(settings.reconstruction.filter);
-        if (ImGui::Combo("filter (F)", &filter, kFilterNames, 3)) settings.reconstruction.filter = kFilters[filter];
-        if (settings.reconstruction.filter == RetrievalFilter::Average)
-          ImGui::SliderInt("box radius k", &settings.reconstruction.filterRadius, 0, 8);
-        int path = cpuReconstruction ? 1 : 0;
-        const char* paths[] = {"GPU compute shader", "CPU (TBB)"};
-        if (ImGui::Combo("reconstruction (R)", &path, paths, 2)) cpuReconstruction = path == 1;
-      }
-      if (mode.kind == ModeKind::TableMethod)
-        ImGui::TextWrapped("re-rendered only when the view changes (it is slow: see its time above)");
-      if (mode.kind == ModeKind::ReferenceError)
-        ImGui::TextWrapped("against %s%s%s", settings.referenceName.c_str(),
-                           settings.referenceCamera.empty() ? "" : ", camera ", settings.referenceCamera.c_str());
-      if (relighter) {
-        ImGui::Separator();
-        ImGui::Text("matrix %s: %zu patches, k = %d", settings.matrixPath.filename().string().c_str(),
-                    settings.matrix->size(), settings.matrix->bounces);
-        if (lightsMove) {
-          const glm::vec3 o = lightOffsets[0];
-          ImGui::Text("light 0 (%s) moved by (%.4g, %.4g, %.4g)", matrixLights[0].name.c_str(), o.x, o.y, o.z);
-          ImGui::Text("arrows x/z, PgUp/PgDn y: %.3g units a press; Backspace back", lightStep);
-        } else {
-          ImGui::Text("lights fixed (--direct matrix)");
-        }
-        ImGui::Text("relight %.1f ms: emission vector %.1f, GPU product %.1f, transfer %.1f",
-                    relightTiming.directMs + relightTiming.productMs + relightTiming.transferMs,
-                    relightTiming.directMs, relightTiming.productMs, relightTiming.transferMs);
-      }
-      ImGui::Separator();
-      ImGui::Text("store %s: %.1f MiB (%.1f MiB on the GPU), %llu VPLs, %llu layers", settings.storeName.c_str(),
-                  double(storeStats.totalBytes) / (1024.0 * 1024.0),
-                  double(renderer.uploadedStoreBytes()) / (1024.0 * 1024.0),
-                  static_cast<unsigned long long>(store.vplCount()),
-                  static_cast<unsigned long long>(storeStats.layerCount));
-      const scene::Camera& camera = walker.camera();
-      ImGui::Text("camera %s: eye (%.4g, %.4g, %.4g)", camera.name.c_str(), camera.eye.x, camera.eye.y, camera.eye.z);
-      ImGui::Text("speed %.3g units/s (wheel; Shift ×%.0f)", walker.speed(), FirstPersonCamera::kRunFactor);
-      ImGui::SliderFloat("exposure (+/-)", &settings.tone.exposureStops, -10.0f, 10.0f, "%.1f stops");
-      int curve = settings.tone.curve == display::ToneCurve::Filmic ? 1 : 0;
-      const char* curves[] = {"srgb", "filmic"};
-      if (ImGui::Combo("tone", &curve, curves, 2))
-        settings.tone.curve = curve ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
-      if (ImGui::Button("Save screenshot (F12)")) menuScreenshot = true;
-      if (!lastSaved.empty()) {
-        ImGui::SameLine();
-        ImGui::Text("saved %s", lastSaved.c_str());
-      }
-      if (ImGui::CollapsingHeader("keys")) {
-        ImGui::TextUnformatted(
-            "W A S D move, Q E down/up, Shift run, wheel speed\n"
-            "right mouse button (or left, off the panels) + drag: look\n"
-            "Tab / Shift+Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera\n"
-            "+ - exposure, H hide this panel, F12 screenshot (Shift+F12 the window), Esc quit\n"
-            "with --matrix: arrows move light 0 in x/z, PgUp/PgDn in y, Backspace back");
-      }
-      ImGui::End();
+  // Presents the view, draws the overlay and saves the pictures asked for; true when the File menu quit.
+  bool presentAndOverlay(int frame, int windowWidth, int windowHeight) {
+    display::ToneMapping tone = m_settings.tone;
+    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};
+    m_presenter.draw(m_surface->framebuffer(), m_renderer->texture(), m_renderer->width(), m_renderer->height(),
+                     windowWidth, windowHeight, tone);
+    m_imgui.beginFrame(windowWidth, windowHeight);
+    OverlayRequests requests;
+    if (m_showOverlay) {
+      drawMenuBar(requests);
+      drawPanel(requests);
     }
     ImGuiSession::endFrame();
-    if (scripted)
-      for (const ScriptScreenshot& shot : settings.script->screenshots)
+    if (m_scripted)
+      for (const ScriptScreenshot& shot : m_settings.script->screenshots)
         if (shot.frame == frame && shot.window) saveWindow(shot.name.empty() ? timestampedScreenshotName() : shot.name);
-    if (windowShotRequested || menuWindowShot) {
+    if (m_windowShotRequested || requests.windowShot) {
       saveWindow(timestampedScreenshotName());
-      windowShotRequested = false;
+      m_windowShotRequested = false;
     }
-    if (screenshotRequested || menuScreenshot) {
+    if (m_screenshotRequested || requests.screenshot) {
       saveView(timestampedScreenshotName());
-      screenshotRequested = false;
+      m_screenshotRequested = false;
     }
-    surface->endFrame();
-    record.presentMs = presentClock.milliseconds();
-    record.frameMs = frameClock.milliseconds();
-    records.push_back(record);
-    recent.push_back(record);
-    if (recent.size() > 60) recent.pop_front();
-    if (quit) break;
+    return requests.quit;
   }
 
-  printSummary(records, renderWidth, renderHeight, surface->info().renderer);
-  throwIfInterrupted();  // Ctrl-C or SIGTERM ended the walk: exit 130 / 143, no timings written
-  if (!settings.timingsPath.empty()) {
-    writeTimings(settings.timingsPath, records, renderWidth, renderHeight, surface->info().renderer);
-    std::printf("wrote %s (%zu frames)\n", settings.timingsPath.string().c_str(), records.size());
+  struct OverlayRequests {
+    bool screenshot = false;  // File ▸ Save screenshot, or the panel's button
+    bool windowShot = false;  // File ▸ Save the window
+    bool quit = false;        // File ▸ Quit
+  };
+
+  void drawMenuBar(OverlayRequests& requests) {
+    if (!ImGui::BeginMainMenuBar()) return;
+    if (ImGui::BeginMenu("File")) {
+      requests.screenshot = ImGui::MenuItem("Save screenshot (PNG + EXR)", "F12");
+      requests.windowShot = ImGui::MenuItem("Save the window with this overlay (PNG)", "Shift+F12");
+      if (ImGui::MenuItem("Quit", "Esc")) requests.quit = true;
+      ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Method")) {
+      for (std::size_t m = 0; m < m_modes.size(); ++m)
+        if (ImGui::MenuItem(m_modes[m].name.c_str(), nullptr, m == m_modeIndex)) selectMode(m);
+      ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Camera")) {
+      for (std::size_t c = 0; c < m_scene.cameras.size(); ++c) {
+        const std::string shortcut = c < 9 ? std::to_string(c + 1) : "";
+        if (ImGui::MenuItem(m_scene.cameras[c].name.c_str(), shortcut.c_str(), int(c) == m_cameraIndex))
+          selectCamera(int(c));
+      }
+      ImGui::EndMenu();
+    }
+    ImGui::EndMainMenuBar();
   }
+
+  // The "ibrr view" panel: frame times, the method and its settings, the matrix, the store, the camera, the
+  // exposure, the screenshot button and the keys.
+  void drawPanel(OverlayRequests& requests) {
+    ImGui::SetNextWindowPos(ImVec2(10.0f, 30.0f), ImGuiCond_FirstUseEver);
+    ImGui::SetNextWindowBgAlpha(0.75f);
+    ImGui::Begin("ibrr view", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+    drawFrameTimes();
+    ImGui::Separator();
+    drawMethodSettings();
+    if (m_relighter) drawMatrixSettings();
+    ImGui::Separator();
+    ImGui::Text("store %s: %.1f MiB (%.1f MiB on the GPU), %llu VPLs, %llu layers", m_settings.storeName.c_str(),
+                double(m_storeStats.totalBytes) / (1024.0 * 1024.0),
+                double(m_renderer->uploadedStoreBytes()) / (1024.0 * 1024.0),
+                static_cast<unsigned long long>(m_settings.store->vplCount()),
+                static_cast<unsigned long long>(m_storeStats.layerCount));
+    const scene::Camera& camera = m_walker.camera();
+    ImGui::Text("camera %s: eye (%.4g, %.4g, %.4g)", camera.name.c_str(), camera.eye.x, camera.eye.y, camera.eye.z);
+    ImGui::Text("speed %.3g units/s (wheel; Shift ×%.0f)", m_walker.speed(), FirstPersonCamera::kRunFactor);
+    ImGui::SliderFloat("exposure (+/-)", &m_settings.tone.exposureStops, -10.0f, 10.0f, "%.1f stops");
+    int curve = m_settings.tone.curve == display::ToneCurve::Filmic ? 1 : 0;
+    const char* curves[] = {"srgb", "filmic"};
+    if (ImGui::Combo("tone", &curve, curves, 2))
+      m_settings.tone.curve = curve ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+    if (ImGui::Button("Save screenshot (F12)")) requests.screenshot = true;
+    if (!m_lastSaved.empty()) {
+      ImGui::SameLine();
+      ImGui::Text("saved %s", m_lastSaved.c_str());
+    }
+    if (ImGui::CollapsingHeader("keys")) {
+      ImGui::TextUnformatted(
+          "W A S D move, Q E down/up, Shift run, wheel speed\n"
+          "right mouse button (or left, off the panels) + drag: look\n"
+          "Tab / Shift+Tab method, F filter, R GPU/CPU reconstruction, C or 1-9 camera\n"
+          "+ - exposure, H hide this panel, F12 screenshot (Shift+F12 the window), Esc quit\n"
+          "with --matrix: arrows move light 0 in x/z, PgUp/PgDn in y, Backspace back");
+    }
+    ImGui::End();
+  }
+
+  // Medians over the last frames.
+  void drawFrameTimes() {
+    std::vector<double> frameMs, gbufferMs, reconstructionMs;
+    for (const FrameRecord& r : m_recent) {
+      frameMs.push_back(r.frameMs);
+      gbufferMs.push_back(r.gbufferMs);
+      reconstructionMs.push_back(r.reconstructionMs);
+    }
+    const double typicalFrame = median(frameMs);
+    ImGui::Text("%.1f fps, %.1f ms per frame (median of %zu)", typicalFrame > 0 ? 1e3 / typicalFrame : 0.0,
+                typicalFrame, frameMs.size());
+    ImGui::Text("G-buffer %.1f ms, reconstruction %.1f ms (%.0f%%)", median(gbufferMs), median(reconstructionMs),
+                typicalFrame > 0 ? 100.0 * median(reconstructionMs) / typicalFrame : 0.0);
+    ImGui::Text("%dx%d on %s", m_renderer->width(), m_renderer->height(), m_surface->info().renderer.c_str());
+  }
+
+  void drawMethodSettings() {
+    const DisplayMode& mode = m_modes[m_modeIndex];
+    if (ImGui::BeginCombo("method (Tab)", mode.name.c_str())) {
+      for (std::size_t m = 0; m < m_modes.size(); ++m)
+        if (ImGui::Selectable(m_modes[m].name.c_str(), m == m_modeIndex)) selectMode(m);
+      ImGui::EndCombo();
+    }
+    ImGui::TextWrapped("%s", mode.summary.c_str());
+    if (mode.kind == ModeKind::Ibrr || mode.kind == ModeKind::ReferenceError) {
+      int filter = filterIndex(m_settings.reconstruction.filter);
+      if (ImGui::Combo("filter (F)", &filter, kFilterNames, 3)) m_settings.reconstruction.filter = kFilters[filter];
+      if (m_settings.reconstruction.filter == RetrievalFilter::Average)
+        ImGui::SliderInt("box radius k", &m_settings.reconstruction.filterRadius, 0, 8);
+      int path = m_cpuReconstruction ? 1 : 0;
+      const char* paths[] = {"GPU compute shader", "CPU (TBB)"};
+      if (ImGui::Combo("reconstruction (R)", &path, paths, 2)) m_cpuReconstruction = path == 1;
+    }
+    if (mode.kind == ModeKind::TableMethod)
+      ImGui::TextWrapped("re-rendered only when the view changes (it is slow: see its time above)");
+    if (mode.kind == ModeKind::ReferenceError)
+      ImGui::TextWrapped("against %s%s%s", m_settings.referenceName.c_str(),
+                         m_settings.referenceCamera.empty() ? "" : ", camera ", m_settings.referenceCamera.c_str());
+  }
+
+  void drawMatrixSettings() {
+    ImGui::Separator();
+    ImGui::Text("matrix %s: %zu patches, k = %d", m_settings.matrixPath.filename().string().c_str(),
+                m_settings.matrix->size(), m_settings.matrix->bounces);
+    if (m_lightsMove) {
+      const glm::vec3 o = m_lightOffsets[0];
+      ImGui::Text("light 0 (%s) moved by (%.4g, %.4g, %.4g)", m_matrixLights[0].name.c_str(), o.x, o.y, o.z);
+      ImGui::Text("arrows x/z, PgUp/PgDn y: %.3g units a press; Backspace back", m_lightStep);
+    } else {
+      ImGui::Text("lights fixed (--direct matrix)");
+    }
+    ImGui::Text("relight %.1f ms: emission vector %.1f, GPU product %.1f, transfer %.1f",
+                m_relightTiming.directMs + m_relightTiming.productMs + m_relightTiming.transferMs,
+                m_relightTiming.directMs, m_relightTiming.productMs, m_relightTiming.transferMs);
+  }
+
+  const scene::Scene& m_scene;
+  ViewerSettings& m_settings;
+  const std::vector<DisplayMode> m_modes;
+  std::size_t m_modeIndex;
+  const std::vector<lightmap::MatrixLight> m_matrixLights;  // the lights a matrix may move
+  const bool m_lightsMove;                                   // a matrix whose lights can move (--direct rays)
+  const bool m_scripted;
+  std::unique_ptr<ViewSurface> m_surface;
+  GLFWwindow* const m_glfwWindow;  // nullptr offscreen: no input
+  InputEvents m_events;
+  ImGuiSession m_imgui;
+  FirstPersonCamera m_walker;
+  const float m_lightStep;  // scene units a light moves per key press
+  const int m_frameLimit;   // 0: until the window closes
+  int m_renderWidth, m_renderHeight;
+  bool m_cpuReconstruction = false;
+  StoreStats m_storeStats;
+  std::unique_ptr<ViewRenderer> m_renderer;
+  // --matrix
+  std::unique_ptr<lightmap::MatrixRelighter> m_relighter;
+  lightmap::LightmapAtlas m_bakedAtlas;     // the matrix's atlas with the lights at their baked place
+  std::vector<glm::vec3> m_lightOffsets;    // per light, scene units
+  lightmap::RelightTiming m_relightTiming;  // the last relight
+  bool m_relightNeeded = false;
+  Presenter m_presenter;
+  int m_cameraIndex = 0;
+  std::vector<FrameRecord> m_records;
+  std::deque<FrameRecord> m_recent;  // the overlay's window of the last frames
+  bool m_showOverlay = true;
+  bool m_screenshotRequested = false;
+  bool m_windowShotRequested = false;  // Shift+F12
+  std::string m_lastSaved;
+  double m_lastCursorX = 0.0, m_lastCursorY = 0.0;
+  bool m_looking = false;
+  Stopwatch m_frameClock;
+};
+
+}  // namespace
+
+void runViewer(const scene::Scene& scene, ViewerSettings settings) {
+  // Everything that can be checked without a window is checked first (the loop's constructor), and there is
+  // always a store: loaded by the caller, or baked in the window.
+  ViewerLoop loop(scene, settings);
+  loop.run();
 }
 
 }  // namespace ibrr::viewer
