@@ -273,6 +273,17 @@ std::vector<PackedLayer> mergedLayers(const LayeredDepthCube& a, const LayeredDe
 
 }  // namespace
 
+std::optional<RetrievalFilter> retrievalFilterNamed(std::string_view name) {
+  for (const NamedRetrievalFilter& named : kRetrievalFilters)
+    if (name == named.name) return named.filter;
+  return std::nullopt;
+}
+
+RetrievalFilter parseRetrievalFilter(std::string_view name, std::string_view what) {
+  if (const std::optional<RetrievalFilter> filter = retrievalFilterNamed(name)) return *filter;
+  throw Error(std::string(what) + " '" + std::string(name) + "': choose none, box or bilinear");
+}
+
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
   MergedLayout layout = mergedLayout(a, b);
   std::vector<PackedLayer> layers = mergedLayers(a, b, layout);

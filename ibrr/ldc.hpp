@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace ibrr {
@@ -46,6 +47,19 @@ enum class RetrievalFilter {
   Average,   // paper §5: mean over the matching layers of the (2k+1)² pixels around it
   Bilinear,  // bilinear weights over the 2×2 pixels around it, non-matching layers skipped and weights renormalised
 };
+
+// The filters by their command-line and script names, in the order menus list them: "none" (Nearest), "box"
+// (Average, the paper's kernel) and "bilinear".
+struct NamedRetrievalFilter {
+  const char* name;
+  RetrievalFilter filter;
+};
+inline constexpr NamedRetrievalFilter kRetrievalFilters[] = {
+    {"none", RetrievalFilter::Nearest}, {"box", RetrievalFilter::Average}, {"bilinear", RetrievalFilter::Bilinear}};
+// The filter called `name`, or nullopt.
+std::optional<RetrievalFilter> retrievalFilterNamed(std::string_view name);
+// The filter called `name`; throws ibrr::Error "WHAT 'NAME': choose none, box or bilinear" for another name.
+RetrievalFilter parseRetrievalFilter(std::string_view name, std::string_view what);
 
 struct StoreStats {
   std::uint64_t layerCount = 0;

@@ -48,14 +48,7 @@ struct RenderOptions {
 
 display::ReconstructionOptions reconstructionOptions(const RenderOptions& options) {
   display::ReconstructionOptions reconstruction;
-  if (options.filter == "none")
-    reconstruction.filter = RetrievalFilter::Nearest;
-  else if (options.filter == "box")
-    reconstruction.filter = RetrievalFilter::Average;
-  else if (options.filter == "bilinear")
-    reconstruction.filter = RetrievalFilter::Bilinear;
-  else
-    throw Error("--filter '" + options.filter + "': choose none, box or bilinear");
+  reconstruction.filter = parseRetrievalFilter(options.filter, "--filter");
   if (options.filterRadius < 0 || options.filterRadius > 8) throw Error("--filter-radius must be in [0, 8]");
   reconstruction.filterRadius = options.filterRadius;
   return reconstruction;

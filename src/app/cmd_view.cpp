@@ -51,13 +51,6 @@ struct ViewOptions {
   bake::BakeOptions bake;
 };
 
-RetrievalFilter parseFilter(const std::string& name) {
-  if (name == "none") return RetrievalFilter::Nearest;
-  if (name == "box") return RetrievalFilter::Average;
-  if (name == "bilinear") return RetrievalFilter::Bilinear;
-  throw Error("--filter '" + name + "': choose none, box or bilinear");
-}
-
 // The camera a reference was rendered from, from the STEM.json `ibrr reference` writes beside
 // STEM.exr ("" when there is none).
 std::string referenceCamera(const fs::path& reference) {
@@ -102,7 +95,7 @@ void runView(const ViewOptions& options) {
   viewer::ViewerSettings settings;
   settings.camera = options.camera;
   settings.method = options.method;
-  settings.reconstruction.filter = parseFilter(options.filter);
+  settings.reconstruction.filter = parseRetrievalFilter(options.filter, "--filter");
   settings.reconstruction.filterRadius = options.filterRadius;
   settings.reconstruct = options.reconstruct;
   settings.tone.exposureStops = options.exposure;

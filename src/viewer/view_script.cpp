@@ -1,5 +1,6 @@
 #include "viewer/view_script.hpp"
 
+#include "ibrr/ldc.hpp"
 #include "util/input_file.hpp"
 #include "util/error.hpp"
 
@@ -157,7 +158,7 @@ ViewScript loadViewScript(const std::filesystem::path& path, const scene::Scene&
       if (entry.contains("method")) shot.method = reader.text(entry["method"], where + ".method");
       if (entry.contains("filter")) {
         shot.filter = reader.text(entry["filter"], where + ".filter");
-        if (shot.filter != "none" && shot.filter != "box" && shot.filter != "bilinear")
+        if (!retrievalFilterNamed(shot.filter))
           reader.fail(where + ".filter", "choose none, box or bilinear");
       }
       if (entry.contains("window")) {

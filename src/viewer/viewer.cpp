@@ -28,19 +28,13 @@
 namespace ibrr::viewer {
 namespace {
 
-const char* const kFilterNames[] = {"none", "box", "bilinear"};  // --filter names, RetrievalFilter order
-constexpr RetrievalFilter kFilters[] = {RetrievalFilter::Nearest, RetrievalFilter::Average, RetrievalFilter::Bilinear};
+constexpr int kFilterCount = int(std::size(kRetrievalFilters));
 
+// The filter's place in kRetrievalFilters (the menu's order).
 int filterIndex(RetrievalFilter filter) {
-  for (int i = 0; i < 3; ++i)
-    if (kFilters[i] == filter) return i;
-  return 2;
-}
-
-RetrievalFilter filterNamed(const std::string& name) {
-  for (int i = 0; i < 3; ++i)
-    if (name == kFilterNames[i]) return kFilters[i];
-  throw Error("unknown filter '" + name + "'; choose none, box or bilinear");
+  for (int i = 0; i < kFilterCount; ++i)
+    if (kRetrievalFilters[i].filter == filter) return i;
+  return kFilterCount - 1;
 }
 
 // Discrete input gathered by the GLFW callbacks between two frames. ImGui's GLFW backend is
@@ -481,7 +475,8 @@ private:
       if (io.WantCaptureKeyboard) continue;
       if (key.key == GLFW_KEY_TAB) selectMode(m_modeIndex + ((key.mods & GLFW_MOD_SHIFT) ? m_modes.size() - 1 : 1));
       if (key.key == GLFW_KEY_F)
-        m_settings.reconstruction.filter = kFilters[(filterIndex(m_settings.reconstruction.filter) + 1) % 3];
+        m_settings.reconstruction.filter =
+            kRetrievalFilters[(filterIndex(m_settings.reconstruction.filter) + 1) % kFilterCount].filter;
       if (key.key == GLFW_KEY_C) selectCamera((m_cameraIndex + 1) % int(m_scene.cameras.size()));
       if (key.key >= GLFW_KEY_1 && key.key <= GLFW_KEY_9) selectCamera(key.key - GLFW_KEY_1);
       if (key.key == GLFW_KEY_H) m_showOverlay = !m_showOverlay;
@@ -517,7 +512,7 @@ private:
     for (const ScriptScreenshot& shot : m_settings.script->screenshots)
       if (shot.frame == frame) {
         if (!shot.method.empty()) selectMode(std::size_t(&findDisplayMode(m_modes, shot.method) - m_modes.data()));
-        if (!shot.filter.empty()) m_settings.reconstruction.filter = filterNamed(shot.filter);
+        if (!shot.filter.empty()) m_settings.reconstruction.filter = parseRetrievalFilter(shot.filter, "filter");
       }
   }
 
@@ -689,7 +684,10 @@ private:
     ImGui::TextWrapped("%s", mode.summary.c_str());
     if (mode.kind == ModeKind::Ibrr || mode.kind == ModeKind::ReferenceError) {
       int filter = filterIndex(m_settings.reconstruction.filter);
-      if (ImGui::Combo("filter (F)", &filter, kFilterNames, 3)) m_settings.reconstruction.filter = kFilters[filter];
+      const char* names[kFilterCount];
+      for (int i = 0; i < kFilterCount; ++i) names[i] = kRetrievalFilters[i].name;
+      if (ImGui::Combo("filter (F)", &filter, names, kFilterCount))
+        m_settings.reconstruction.filter = kRetrievalFilters[filter].filter;
       if (m_settings.reconstruction.filter == RetrievalFilter::Average)
         ImGui::SliderInt("box radius k", &m_settings.reconstruction.filterRadius, 0, 8);
       int path = m_cpuReconstruction ? 1 : 0;
