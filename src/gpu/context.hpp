@@ -32,6 +32,9 @@ public:
   virtual void makeCurrent() = 0;
 };
 
+// True when the current context exposes the GL extension `name` (GL_EXTENSIONS, one by one).
+bool hasGlExtension(const char* name);
+
 enum class HeadlessPlatform {
   Automatic,    // a hardware EGL device, else Mesa's surfaceless platform, else any EGL device
   Device,       // EGL_EXT_platform_device only

@@ -1,26 +1,16 @@
 #include "gpu/memory.hpp"
 
+#include "gpu/context.hpp"
 #include "gpu/gl.hpp"
 #include "util/error.hpp"
 #include "util/memory.hpp"
 
-#include <cstring>
 
 namespace ibrr::gpu {
 namespace {
 
 constexpr GLenum kNvxCurrentAvailableKiB = 0x9049;  // GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX
 constexpr GLenum kAtiTextureFreeMemory = 0x87FC;    // TEXTURE_FREE_MEMORY_ATI: {free KiB, ...}
-
-bool hasGlExtension(const char* name) {
-  GLint count = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &count);
-  for (GLint i = 0; i < count; ++i) {
-    const auto* extension = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
-    if (extension && std::strcmp(extension, name) == 0) return true;
-  }
-  return false;
-}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "lightmap/gather_hemicubes.hpp"
 
+#include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
 #include "util/error.hpp"
@@ -144,14 +145,6 @@ BoundRange bindRange(const gpu::Buffer& buffer, GLuint binding, std::size_t firs
   return {GLint((offset - aligned) / entryBytes)};
 }
 
-bool hasExtension(const char* name) {
-  GLint count = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &count);
-  for (GLint i = 0; i < count; ++i)
-    if (std::string_view(reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)))) == name) return true;
-  return false;
-}
-
 void checkResolution(int resolution, int maxResolution) {
   if (resolution < 2 || resolution % 2 != 0 || resolution > maxResolution)
     throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
@@ -249,7 +242,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
   if (layers < 1 || layers > maxLayers)
     throw Error("--layers " + std::to_string(layers) + ": hemicubes per batch must be in [1, " +
                 std::to_string(maxLayers) + "] (GL_MAX_ARRAY_TEXTURE_LAYERS)");
-  if (!hasExtension("GL_ARB_shader_viewport_layer_array"))
+  if (!gpu::hasGlExtension("GL_ARB_shader_viewport_layer_array"))
     throw Error(
         "the gathering solver needs GL_ARB_shader_viewport_layer_array (gl_Layer in the vertex shader), "
         "which this OpenGL driver lacks");

@@ -71,16 +71,6 @@ std::vector<glm::vec4> toVec4(std::span<const glm::vec3> v) {
   return out;
 }
 
-bool hasExtension(const char* name) {
-  GLint count = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &count);
-  for (GLint i = 0; i < count; ++i) {
-    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
-    if (e && std::string(e) == name) return true;
-  }
-  return false;
-}
-
 // ---- dense products -------------------------------------------------------------------------
 
 constexpr std::size_t kStrip = 32;  // columns per register block
@@ -798,7 +788,7 @@ MatrixRelighter::MatrixRelighter(const scene::Scene& scene, std::shared_ptr<cons
     gpu::ContextInfo gpuInfo;
     gpuInfo.renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     const bool wanted = bc1 == Bc1Decoder::Hardware || (bc1 == Bc1Decoder::Automatic && !gpuInfo.isSoftware());
-    m.hardwareBc1 = wanted && hasExtension("GL_EXT_texture_compression_s3tc");
+    m.hardwareBc1 = wanted && gpu::hasGlExtension("GL_EXT_texture_compression_s3tc");
     if (m.hardwareBc1) {
       m.bc1Texture = gpu::Texture(GL_COMPRESSED_RGB_S3TC_DXT1_EXT, c.paddedSize, c.paddedSize);
       glCompressedTextureSubImage2D(m.bc1Texture.id(), 0, 0, 0, c.paddedSize, c.paddedSize,
