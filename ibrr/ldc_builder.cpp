@@ -79,12 +79,12 @@ float planeDistance(const BuildLayer& layer, const glm::vec3& p, const glm::vec3
   return std::fabs(glm::dot(p, layer.n) - layer.d);
 }
 
-// The layer a record at p with normal n opens: its own plane.
-BuildLayer openedLayer(const glm::vec3& p, const glm::vec3& n) {
+// A new layer on the plane of a record at p with normal n; `opened` when a hemicube opens it after the seeds.
+BuildLayer layerOnPlaneOf(const glm::vec3& p, const glm::vec3& n, bool opened) {
   BuildLayer layer;
   layer.n = n;
   layer.d = glm::dot(p, n);
-  layer.opened = true;
+  layer.opened = opened;
   return layer;
 }
 
@@ -466,9 +466,7 @@ struct InsertionPass {
     }
     if (best < 0) {
       best = static_cast<std::int32_t>(tile.layers.size());
-      BuildLayer layer = openedLayer(rec.position, rec.normal);
-      layer.opened = seeded && !seedOnly;
-      tile.layers.push_back(layer);
+      tile.layers.push_back(layerOnPlaneOf(rec.position, rec.normal, seeded && !seedOnly));
       if (last < 0)
         tile.head[localPixel] = best;
       else
@@ -681,7 +679,7 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
       }
       if (best < 0) {
         best = static_cast<std::int32_t>(opened.size());
-        opened.push_back(openedLayer(rec.position, rec.normal));
+        opened.push_back(layerOnPlaneOf(rec.position, rec.normal, true));
       }
       opened[std::size_t(best)].add(rec.hemicube, rec.area, rec.areaValue);
     }

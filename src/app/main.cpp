@@ -124,6 +124,6 @@ int main(int argc, char** argv) {
     if (!silent) std::fprintf(stderr, "ibrr: %s\n", failure.text.c_str());
     exitCode = failure.exitCode;
   }
-  cluster.finish(exitCode != 0);
+  cluster.finish();
   return exitCode;
 }

@@ -108,7 +108,7 @@ Cluster::Cluster() {
 }
 
 Cluster::~Cluster() {
-  finish(false);
+  finish();
   delete m_mpi;
 }
 
@@ -241,7 +241,7 @@ void Cluster::agree(const RankOutcome& mine) {
                    failure.exitCode);
 }
 
-void Cluster::finish(bool) {
+void Cluster::finish() {
   if (m_mpi == nullptr || m_mpi->finished) return;
   if (m_mpi->stopRequest != MPI_REQUEST_NULL && m_mpi->stopsReceived == 0) {
     MPI_Cancel(&m_mpi->stopRequest);
@@ -326,7 +326,7 @@ ProgressCount Cluster::reportProgress(const ProgressCount& mine) { return mine; 
 void Cluster::agree(const RankOutcome& mine) {
   if (mine.exitCode != 0) throw RankFailed(mine.message, mine.exitCode);
 }
-void Cluster::finish(bool) {}
+void Cluster::finish() {}
 void Cluster::send(int, std::span<const std::byte>) { throw Error("this ibrr was built without MPI"); }
 std::vector<std::byte> Cluster::receive(int) { throw Error("this ibrr was built without MPI"); }
 void Cluster::broadcast(std::vector<std::byte>&, int) {}

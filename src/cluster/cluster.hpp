@@ -97,7 +97,7 @@ public:
   void onProgress(std::function<void(const ProgressCount&)> callback) { m_onProgress = std::move(callback); }
 
   // Ends MPI after the last agreement (also done at exit). Idempotent.
-  void finish(bool failed);
+  void finish();
 
 private:
   Cluster();

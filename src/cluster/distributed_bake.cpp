@@ -129,20 +129,18 @@ void shareMissingLight(Cluster& cluster, const LayeredDepthCube& store, std::vec
   std::memcpy(missing.data(), all.data(), all.size());
 }
 
-// Every rank's statistics added (counts) or the slowest rank's (times).
+// Every rank's light-path statistics added (counts) or the slowest rank's (times); the compensation's are
+// added after it.
 bake::BakeStats addedStats(Cluster& cluster, const bake::BakeStats& mine) {
   bake::BakeStats all = mine;
   const std::vector<double> counts = cluster.allSum(std::vector<double>{
       double(mine.hemicubes), double(mine.hemicubePixels), double(mine.samplesInserted),
-      double(mine.trianglesSubmitted), double(mine.pixelWrites), double(mine.biasRays),
-      double(mine.biasLayersWithoutSurface)});
+      double(mine.trianglesSubmitted), double(mine.pixelWrites)});
   all.hemicubes = std::uint64_t(counts[0]);
   all.hemicubePixels = std::uint64_t(counts[1]);
   all.samplesInserted = std::uint64_t(counts[2]);
   all.trianglesSubmitted = std::uint64_t(counts[3]);
   all.pixelWrites = std::uint64_t(counts[4]);
-  all.biasRays = std::uint64_t(counts[5]);
-  all.biasLayersWithoutSurface = std::uint64_t(counts[6]);
   const std::vector<double> times = cluster.allMax(std::vector<double>{
       mine.vplSeconds, mine.renderSeconds, mine.readbackSeconds, mine.warpSeconds, mine.insertSeconds,
       mine.waitSeconds, mine.seedSeconds});
