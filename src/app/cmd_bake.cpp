@@ -765,7 +765,8 @@ void addBakeCommand(CLI::App& app) {
   command
       ->add_option("--warp", options->warp,
                    "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (a compute pass "
-                   "where the hemicube was rendered, no readback) or auto (gpu on a hardware GL, cpu on llvmpipe)")
+                   "where the hemicube was rendered, no readback) or auto (cpu: on llvmpipe and on an NVIDIA H100 the "
+                   "faster one)")
       ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);

@@ -1,5 +1,6 @@
 #include "display/gbuffer.hpp"
 
+#include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
 
@@ -50,13 +51,11 @@ void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& sce
       camera.projection(float(m_width) / float(m_height), range.nearPlane, range.farPlane) * camera.view();
   glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
   glViewport(0, 0, m_width, m_height);
-  glEnable(GL_DEPTH_TEST);
-  glDepthFunc(GL_LESS);
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   const float zero[4] = {0, 0, 0, 0};
   for (int i = 0; i < 4; ++i) glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, i, zero);
-  glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  const gpu::ReversedDepthPass reversedDepth(m_framebuffer.id());
   m_program.use();
   glProgramUniform3fv(m_program.id(), kUniformEye, 1, &camera.eye.x);
   renderer.draw(viewProjection);

@@ -17,4 +17,16 @@ bool hasGlExtension(const char* name) {
   return false;
 }
 
+ReversedDepthPass::ReversedDepthPass(unsigned framebuffer) {
+  glClipControl(GL_LOWER_LEFT, GL_ZERO_TO_ONE);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_GREATER);
+  glClearNamedFramebufferfi(framebuffer, GL_DEPTH_STENCIL, 0, 0.0f, 0);
+}
+
+ReversedDepthPass::~ReversedDepthPass() {
+  glClipControl(GL_LOWER_LEFT, GL_NEGATIVE_ONE_TO_ONE);
+  glDepthFunc(GL_LESS);
+}
+
 }  // namespace ibrr::gpu

@@ -35,6 +35,19 @@ public:
 // True when the current context exposes the GL extension `name` (GL_EXTENSIONS, one by one).
 bool hasGlExtension(const char* name);
 
+// Reversed depth for a pass seen through a camera (scene::Camera::projection): depth 1 at the near plane and 0 at
+// the far one, in GL's [0, 1] clip range (glClipControl), cleared to 0 and tested with GL_GREATER. A 32-bit float
+// depth buffer then keeps a relative precision of about 2^-24 of the distance at every distance. With the
+// usual depth (1 far, [−1, 1]) a 0.1 mm gap 1 m away, where the Cornell box's light hangs under its ceiling,
+// z-fights on an NVIDIA GPU. The constructor sets the state, the destructor restores GL's default.
+class ReversedDepthPass {
+public:
+  explicit ReversedDepthPass(unsigned framebuffer);
+  ~ReversedDepthPass();
+  ReversedDepthPass(const ReversedDepthPass&) = delete;
+  ReversedDepthPass& operator=(const ReversedDepthPass&) = delete;
+};
+
 enum class HeadlessPlatform {
   Automatic,    // a hardware EGL device, else Mesa's surfaceless platform, else any EGL device
   Device,       // EGL_EXT_platform_device only

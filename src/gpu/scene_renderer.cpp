@@ -29,6 +29,8 @@ std::uint64_t mortonCode(const glm::uvec3& cell) {
 }
 
 // True when the box lies entirely outside one plane of the clip volume of `objectToClip`.
+// Clip space as GL's default depth range gives it (z in [−w, w]); for a reversed-depth camera (z in [0, w]) the
+// z < −w test culls less than it could, never what is in view.
 bool outsideFrustum(const glm::mat4& objectToClip, const glm::vec3& boxMin, const glm::vec3& boxMax) {
   int outside[6] = {0, 0, 0, 0, 0, 0};
   for (int corner = 0; corner < 8; ++corner) {

@@ -1,5 +1,6 @@
 #include "lightmap/lightmap_display.hpp"
 
+#include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "gpu/shader.hpp"
@@ -234,13 +235,11 @@ LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, i
   framebuffer.checkComplete("lightmap display target", width, height);
   glBindFramebuffer(GL_FRAMEBUFFER, framebuffer.id());
   glViewport(0, 0, width, height);
-  glEnable(GL_DEPTH_TEST);
-  glDepthFunc(GL_LESS);
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   const float zero[4] = {0, 0, 0, 0};
   glClearNamedFramebufferfv(framebuffer.id(), GL_COLOR, 0, zero);
-  glClearNamedFramebufferfi(framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  const gpu::ReversedDepthPass reversedDepth(framebuffer.id());
   draw(viewProjection);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the lightmap display pass");

@@ -11,7 +11,9 @@ namespace ibrr::scene {
 glm::mat4 Camera::view() const { return glm::lookAt(eye, target, up); }
 
 glm::mat4 Camera::projection(float aspect, float nearPlane, float farPlane) const {
-  return glm::perspective(glm::radians(verticalFovDegrees), aspect, nearPlane, farPlane);
+  // perspectiveRH_ZO maps its first plane to depth 0 and its second to 1: given (far, near), depth is 1 at the
+  // near plane and 0 at the far one. x, y and w are those of the usual projection.
+  return glm::perspectiveRH_ZO(glm::radians(verticalFovDegrees), aspect, farPlane, nearPlane);
 }
 
 void Scene::finalize() {

@@ -93,7 +93,8 @@ struct Camera {
   float verticalFovDegrees = 45.0f;
 
   [[nodiscard]] glm::mat4 view() const;
-  // OpenGL clip space; near/far chosen by the caller (e.g. from the scene bounds).
+  // Clip space with reversed depth in [0, 1] (1 at the near plane, 0 at the far one), for passes drawn inside a
+  // gpu::ReversedDepthPass; near/far chosen by the caller (e.g. from the scene bounds).
   [[nodiscard]] glm::mat4 projection(float aspect, float nearPlane, float farPlane) const;
 };
 
