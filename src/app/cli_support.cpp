@@ -4,8 +4,11 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 namespace ibrr::app {
@@ -96,6 +99,21 @@ CLI::Option* addSceneArgument(CLI::App& command, std::string& scene) {
       .add_option("SCENE", scene,
                   "scene: a .json manifest, a mesh file (OBJ, PLY, glTF, ...), or a built-in name (cornell, furnace)")
       ->required();
+}
+
+ReferenceSidecar readReferenceSidecar(const std::filesystem::path& reference) {
+  std::filesystem::path settings = reference;
+  settings.replace_extension(".json");
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(settings, error)) return {};  // none (a FIFO would block)
+  std::ifstream in(settings);
+  if (!in) return {};
+  try {
+    const nlohmann::json json = nlohmann::json::parse(in);
+    return {json.value("scene", std::string()), json.value("camera", std::string()), false};
+  } catch (const nlohmann::json::exception&) {
+    return {"", "", true};
+  }
 }
 
 }  // namespace ibrr::app

@@ -30,6 +30,16 @@ void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b);
 // --bias-compensation on|off alone, with its help text (render --method keller).
 void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const std::string& help);
 
+// What the STEM.json that `ibrr reference` writes beside STEM.exr says of the picture: its scene and camera.
+struct ReferenceSidecar {
+  std::string scene;       // "" when there is no sidecar, or it names none
+  std::string camera;      // likewise
+  bool malformed = false;  // a STEM.json that is not that JSON
+};
+// Reads the sidecar of `reference` (its extension replaced by .json); none (or a FIFO, which would block)
+// gives empty names.
+ReferenceSidecar readReferenceSidecar(const std::filesystem::path& reference);
+
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);
 

@@ -12,11 +12,9 @@
 #include "util/error.hpp"
 #include "util/log.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 namespace ibrr::app {
@@ -33,27 +31,10 @@ struct DiffOptions {
   float scale = 0.0f;
 };
 
-// The scene and camera a reference was rendered with, from the STEM.json that `ibrr reference`
-// writes beside it; empty when there is none.
-std::pair<std::string, std::string> sceneOfReference(const std::filesystem::path& reference) {
-  std::filesystem::path settings = reference;
-  settings.replace_extension(".json");
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(settings, error)) return {};  // none (a FIFO would block)
-  std::ifstream in(settings);
-  if (!in) return {};
-  try {
-    const nlohmann::json json = nlohmann::json::parse(in);
-    return {json.value("scene", std::string()), json.value("camera", std::string())};
-  } catch (const nlohmann::json::exception&) {
-    return {};
-  }
-}
-
 // The scene and camera of the comparison: --scene and --camera, else those of the reference's
 // .json. Empty scene when neither names one.
 std::pair<std::string, std::string> comparedScene(const DiffOptions& options) {
-  auto [sceneArgument, camera] = sceneOfReference(options.reference);
+  auto [sceneArgument, camera, malformed] = readReferenceSidecar(options.reference);
   if (!options.scene.empty()) sceneArgument = options.scene;
   if (!options.camera.empty()) camera = options.camera;
   return {sceneArgument, camera};

@@ -202,15 +202,13 @@ void runRender(const RenderOptions& options) {
   if (relit) {
     lightmapAtlas = lightmap::buildAtlas(scene, solution->atlasOptions);
     lightmapPatches = lightmap::rasterizePatches(scene, lightmapAtlas);
-    lightmap::checkMatrixAtlas(*solution, lightmapAtlas, lightmapPatches, options.matrix);
-    // The dense N_k when the file has it, else the compressed form.
-    relightStorage = solution->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense;
-    lightmap::MatrixRelighter relighter(scene, solution, relightStorage);
+    relightStorage = lightmap::relightStorage(*solution);
+    const auto relighter = lightmap::relighterFor(scene, solution, lightmapAtlas, lightmapPatches, options.matrix);
     // The first relight pays the GL's first-use costs (llvmpipe compiles the compute shaders on
     // first dispatch); the one timed and shown is the second, what each later relight costs.
-    (void)relighter.relight(lightOffsets);
-    relightTiming = relighter.relight(lightOffsets);
-    lightmap = lightmap::matrixLightmap(*solution, relighter.readRadiance());
+    (void)relighter->relight(lightOffsets);
+    relightTiming = relighter->relight(lightOffsets);
+    lightmap = lightmap::matrixLightmap(*solution, relighter->readRadiance());
     settings.lightmap = &lightmap;
     settings.lightmapAtlas = &lightmapAtlas;
     settings.lightmapPatches = &lightmapPatches;

@@ -15,10 +15,8 @@
 #include "viewer/view_renderer.hpp"
 #include "viewer/viewer.hpp"
 
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 namespace ibrr::app {
@@ -54,19 +52,11 @@ struct ViewOptions {
 // The camera a reference was rendered from, from the STEM.json `ibrr reference` writes beside
 // STEM.exr ("" when there is none).
 std::string referenceCamera(const fs::path& reference) {
-  fs::path settings = reference;
-  settings.replace_extension(".json");
-  std::error_code error;
-  if (!fs::is_regular_file(settings, error)) return "";  // none (a FIFO would block)
-  std::ifstream in(settings);
-  if (!in) return "";
-  try {
-    const nlohmann::json json = nlohmann::json::parse(in);
-    return json.value("camera", std::string());
-  } catch (const nlohmann::json::exception&) {
-    warn(settings.string() + ": not the settings JSON of 'ibrr reference'; the reference's camera is unknown");
-    return "";
-  }
+  const ReferenceSidecar sidecar = readReferenceSidecar(reference);
+  if (sidecar.malformed)
+    warn(fs::path(reference).replace_extension(".json").string() +
+         ": not the settings JSON of 'ibrr reference'; the reference's camera is unknown");
+  return sidecar.camera;
 }
 
 // The files the viewer may write, checked again once the inputs are read (none may be one of them):

@@ -1,5 +1,7 @@
 #include "gpu/scene_renderer.hpp"
 
+#include "util/morton.hpp"
+
 #include <glm/gtc/type_ptr.hpp>
 
 #include <algorithm>
@@ -15,19 +17,6 @@ struct Vertex {
   glm::vec3 normal;
   glm::vec2 texcoord;
 };
-// Interleaves the bits of three 10-bit coordinates (x lowest).
-std::uint64_t mortonCode(const glm::uvec3& cell) {
-  auto spread = [](std::uint64_t v) {
-    v &= 0x3ff;
-    v = (v | (v << 16)) & 0x030000FFull;
-    v = (v | (v << 8)) & 0x0300F00Full;
-    v = (v | (v << 4)) & 0x030C30C3ull;
-    v = (v | (v << 2)) & 0x09249249ull;
-    return v;
-  };
-  return spread(cell.x) | (spread(cell.y) << 1) | (spread(cell.z) << 2);
-}
-
 // True when the box lies entirely outside one plane of the clip volume of `objectToClip`.
 // Clip space as GL's default depth range gives it (z in [−w, w]); for a reversed-depth camera (z in [0, w]) the
 // z < −w test culls less than it could, never what is in view.
@@ -107,13 +96,12 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
     // chunk of consecutive triangles is one material and spatially compact.
     scene::Bounds meshBounds;
     for (const glm::vec3& p : mesh.positions) meshBounds.extend(p);
-    const glm::vec3 extent = glm::max(meshBounds.extent(), glm::vec3(1e-30f));
     std::vector<std::uint64_t> keys(mesh.triangles.size());
     for (std::size_t t = 0; t < keys.size(); ++t) {
       const glm::uvec3& tri = mesh.triangles[t];
       const glm::vec3 centroid = (mesh.positions[tri.x] + mesh.positions[tri.y] + mesh.positions[tri.z]) / 3.0f;
-      const glm::uvec3 cell = glm::uvec3(glm::clamp((centroid - meshBounds.min) / extent, 0.0f, 1.0f) * 1023.0f);
-      keys[t] = (std::uint64_t(mesh.triangleMaterials[t]) << 32) | mortonCode(cell);
+      keys[t] = (std::uint64_t(mesh.triangleMaterials[t]) << 32) |
+                mortonCode(centroid, meshBounds.min, meshBounds.extent());
     }
     std::vector<std::uint32_t> order(mesh.triangles.size());
     std::iota(order.begin(), order.end(), 0u);

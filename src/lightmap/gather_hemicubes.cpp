@@ -4,6 +4,7 @@
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
 #include "util/error.hpp"
+#include "util/morton.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
 
@@ -53,16 +54,6 @@ struct DrawArraysIndirectCommand {
   std::uint32_t baseInstance = 0;
 };
 
-// Spreads the low 10 bits of v to every third bit (for a 30-bit 3D Morton code).
-std::uint32_t spreadBits(std::uint32_t v) {
-  v &= 0x3ffu;
-  v = (v | (v << 16)) & 0x030000ffu;
-  v = (v | (v << 8)) & 0x0300f00fu;
-  v = (v | (v << 4)) & 0x030c30c3u;
-  v = (v | (v << 2)) & 0x09249249u;
-  return v;
-}
-
 // The atlas triangles sorted along a Morton curve of their centroids (spatially coherent chunks),
 // and the chunks of `chunkTriangles` with their boxes.
 struct ChunkedTriangles {
@@ -76,13 +67,11 @@ ChunkedTriangles sortIntoChunks(const LightmapAtlas& atlas, std::size_t chunkTri
     lower = glm::min(lower, v.position);
     upper = glm::max(upper, v.position);
   }
-  const glm::vec3 extent = glm::max(upper - lower, glm::vec3(1e-30f));
   std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed(triangles);  // (Morton code, triangle)
   for (std::size_t t = 0; t < triangles; ++t) {
     const glm::vec3 centroid =
         (atlas.vertices[3 * t].position + atlas.vertices[3 * t + 1].position + atlas.vertices[3 * t + 2].position) / 3.0f;
-    const glm::uvec3 cell = glm::uvec3(glm::clamp((centroid - lower) / extent, 0.0f, 1.0f) * 1023.0f);
-    keyed[t] = {spreadBits(cell.x) | (spreadBits(cell.y) << 1) | (spreadBits(cell.z) << 2), std::uint32_t(t)};
+    keyed[t] = {mortonCode(centroid, lower, upper - lower), std::uint32_t(t)};
   }
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   ChunkedTriangles out;

@@ -949,4 +949,16 @@ MatrixResult solveMatrix(const scene::Scene& scene, const LightmapAtlas& atlas, 
   return result;
 }
 
+MatrixStorage relightStorage(const MatrixSolution& solution) {
+  return solution.dense[0].empty() ? MatrixStorage::Compressed : MatrixStorage::Dense;
+}
+
+std::unique_ptr<MatrixRelighter> relighterFor(const scene::Scene& scene, std::shared_ptr<const MatrixSolution> solution,
+                                              const LightmapAtlas& atlas, const PatchList& patches,
+                                              const std::filesystem::path& path) {
+  checkMatrixAtlas(*solution, atlas, patches, path);
+  const MatrixStorage storage = relightStorage(*solution);
+  return std::make_unique<MatrixRelighter>(scene, std::move(solution), storage);
+}
+
 }  // namespace ibrr::lightmap

@@ -317,5 +317,13 @@ void stageMatrix(OutputSet& outputs, const std::filesystem::path& path, const Ma
 // same valid texels as patches); throws ibrr::Error naming `path` otherwise.
 void checkMatrixAtlas(const MatrixSolution& solution, const LightmapAtlas& atlas, const PatchList& patches,
                       const std::filesystem::path& path);
+// The form a loaded matrix is relit from: the dense N_k when the file holds them, else the compressed form.
+[[nodiscard]] MatrixStorage relightStorage(const MatrixSolution& solution);
+// The relighter of a matrix loaded from `path`, once checkMatrixAtlas has found `atlas` and `patches` to be its
+// own; it relights from relightStorage(*solution). `render --matrix` and the viewer's --matrix start here.
+[[nodiscard]] std::unique_ptr<MatrixRelighter> relighterFor(const scene::Scene& scene,
+                                                            std::shared_ptr<const MatrixSolution> solution,
+                                                            const LightmapAtlas& atlas, const PatchList& patches,
+                                                            const std::filesystem::path& path);
 
 }  // namespace ibrr::lightmap

@@ -405,12 +405,8 @@ private:
   // --matrix: relit now, and again whenever a light moves (the matrix itself never changes).
   void startRelighting() {
     LoadedLightmap& loaded = m_settings.lightmaps.at(std::size_t(m_settings.matrixLightmap));
-    lightmap::checkMatrixAtlas(*m_settings.matrix, loaded.atlas, lightmap::rasterizePatches(m_scene, loaded.atlas),
-                               m_settings.matrixPath);
-    // The dense N_k when the file has it, else the compressed form.
-    m_relighter = std::make_unique<lightmap::MatrixRelighter>(
-        m_scene, m_settings.matrix,
-        m_settings.matrix->dense[0].empty() ? lightmap::MatrixStorage::Compressed : lightmap::MatrixStorage::Dense);
+    m_relighter = lightmap::relighterFor(m_scene, m_settings.matrix, loaded.atlas,
+                                         lightmap::rasterizePatches(m_scene, loaded.atlas), m_settings.matrixPath);
     m_bakedAtlas = loaded.atlas;
     m_lightOffsets.assign(m_matrixLights.size(), glm::vec3(0.0f));
     m_relightNeeded = true;
