@@ -1,6 +1,7 @@
 #pragma once
-// The exception for bad input (files, parameters, data handed in by a caller). Programmer bugs are asserts.
-// Messages name the offending file or parameter and say what to do about it.
+// The exceptions: Error for bad input (files, parameters, data handed in by a caller), its message naming the
+// offending file or parameter and saying what to do about it; InternalError, thrown by IBRR_CHECK, for a state
+// the code's own logic rules out (a bug), naming the condition and where it failed.
 
 #include <stdexcept>
 #include <string>
@@ -12,4 +13,24 @@ public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A broken invariant. It is an Error, so that every command reports it as one line and exits non-zero.
+class InternalError : public Error {
+public:
+  using Error::Error;
+};
+
+namespace detail {
+[[noreturn]] inline void failCheck(const char* condition, const std::string& message, const char* file, int line) {
+  throw InternalError("internal error at " + std::string(file) + ":" + std::to_string(line) + ": " + message +
+                      " (" + condition + " does not hold); please report it");
+}
+}  // namespace detail
+
 }  // namespace ibrr
+
+// IBRR_CHECK(condition, message): throws InternalError when `condition` is false, in every build type (unlike
+// assert). For invariants only: input a user can get wrong is checked with a throw of Error that says what to do.
+#define IBRR_CHECK(condition, message)                                                      \
+  do {                                                                                      \
+    if (!(condition)) ::ibrr::detail::failCheck(#condition, (message), __FILE__, __LINE__); \
+  } while (false)

@@ -4,7 +4,6 @@
 #include "ibrr/octahedral.hpp"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -64,7 +63,7 @@ void LayeredDepthCube::setBiasCompensation(std::uint32_t raysPerLayer, std::uint
 }
 
 std::span<const PackedLayer> LayeredDepthCube::pixelLayers(std::uint32_t globalPixel) const {
-  assert(globalPixel < m_frame.pixelCount());
+  IBRR_CHECK(globalPixel < m_frame.pixelCount(), "a store lookup outside the LDC's pixels");
   return std::span<const PackedLayer>(m_layers).subspan(m_offsets[globalPixel],
                                                         m_offsets[globalPixel + 1] - m_offsets[globalPixel]);
 }
@@ -292,9 +291,7 @@ LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {
 
 LayerSums::LayerSums(LayeredDepthCube layersIn, std::vector<glm::dvec3> sumsIn)
     : layers(std::move(layersIn)), sums(std::move(sumsIn)) {
-  if (sums.size() != layers.layers().size())
-    throw Error("layer sums: " + std::to_string(sums.size()) + " sums for " + std::to_string(layers.layers().size()) +
-                " layers");
+  IBRR_CHECK(sums.size() == layers.layers().size(), "layer sums: one sum per layer");
 }
 
 LayerSums LayerSums::fromStore(LayeredDepthCube store) {

@@ -690,7 +690,7 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
       sums.push_back(b.total);
     }
   }
-  if (next != openings.size()) throw Error("a deferred layer record names a pixel outside the store");
+  IBRR_CHECK(next == openings.size(), "every deferred layer record names a pixel of the store");
   if (layers.size() >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the LDC holds " + std::to_string(layers.size()) +
                 " layers, more than 32-bit offsets address; lower the resolution or epsilon");

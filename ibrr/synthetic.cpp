@@ -1,9 +1,10 @@
 #include "ibrr/synthetic.hpp"
 
+#include "ibrr/error.hpp"
+
 #include <glm/gtc/constants.hpp>
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 
 namespace ibrr::synthetic {
@@ -69,7 +70,7 @@ Aabb AnalyticScene::bounds() const {
 }
 
 HemicubeSamples renderHemicube(const AnalyticScene& scene, const PointLight& light, int resolution) {
-  assert(resolution >= 2 && resolution % 2 == 0);
+  IBRR_CHECK(resolution >= 2 && resolution % 2 == 0, "a hemicube resolution must be even and at least 2");
   const glm::vec3 n = glm::normalize(light.normal);
   const glm::vec3 t = std::fabs(n.x) < 0.9f ? glm::normalize(glm::cross(n, glm::vec3(1, 0, 0)))
                                             : glm::normalize(glm::cross(n, glm::vec3(0, 1, 0)));

@@ -150,8 +150,8 @@ Image readPfm(const fs::path& path, const ExpectedSize& expected) {
 
 void stageImage(OutputSet& outputs, const Image& image, const fs::path& path, const ToneMapping& tone) {
   const ImageFormat format = imageFormatFor(path);
-  if (image.width <= 0 || image.height <= 0 || image.pixels.size() != std::size_t(image.width) * image.height)
-    throw Error(path.string() + ": internal error: the image to write is empty or inconsistent");
+  IBRR_CHECK(image.width > 0 && image.height > 0 && image.pixels.size() == std::size_t(image.width) * image.height,
+             path.string() + ": the image to write is empty or inconsistent");
   // A NaN or infinite pixel is never a result: it is refused here, not written for a viewer to show.
   const auto nonFinite = std::count_if(image.pixels.begin(), image.pixels.end(), [](const glm::vec3& p) {
     return !(std::isfinite(p.x) && std::isfinite(p.y) && std::isfinite(p.z));
@@ -182,9 +182,9 @@ void writeImage(const Image& image, const fs::path& path, const ToneMapping& ton
 }
 
 Image downsample(const Image& image, int factor) {
-  if (factor < 1 || image.width % factor != 0 || image.height % factor != 0)
-    throw Error("internal error: cannot downsample " + std::to_string(image.width) + "x" +
-                std::to_string(image.height) + " by " + std::to_string(factor));
+  IBRR_CHECK(factor >= 1 && image.width % factor == 0 && image.height % factor == 0,
+             "downsampling " + std::to_string(image.width) + "x" + std::to_string(image.height) + " by " +
+                 std::to_string(factor));
   Image result(image.width / factor, image.height / factor);
   const float weight = 1.0f / float(factor * factor);
   for (int y = 0; y < image.height; ++y)
@@ -195,8 +195,8 @@ Image downsample(const Image& image, int factor) {
 void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const fs::path& path) {
   if (imageFormatFor(path) != ImageFormat::Png)
     throw Error(path.string() + ": display pixels are written as .png only");
-  if (width <= 0 || height <= 0 || rgb.size() != std::size_t(width) * std::size_t(height) * 3)
-    throw Error(path.string() + ": internal error: the pixels to write are empty or inconsistent");
+  IBRR_CHECK(width > 0 && height > 0 && rgb.size() == std::size_t(width) * std::size_t(height) * 3,
+             path.string() + ": the pixels to write are empty or inconsistent");
   writeFileAtomically(path, [&](const fs::path& temporary) { writeRgb8Png(rgb, width, height, temporary); });
 }
 

@@ -69,9 +69,8 @@ void stageLightmap(OutputSet& outputs, const fs::path& path, const Lightmap& lig
       lightmap.radiance.size() != std::size_t(lightmap.width) * std::size_t(lightmap.height))
     throw Error(path.string() + ": cannot save a lightmap of " + std::to_string(lightmap.radiance.size()) +
                 " texels as " + std::to_string(lightmap.width) + "×" + std::to_string(lightmap.height));
-  if (lightmap.atlasFingerprint == 0)
-    throw Error(path.string() + ": internal error: the lightmap carries no atlas fingerprint (set it from "
-                "atlasFingerprint() of the atlas it was solved on)");
+  IBRR_CHECK(lightmap.atlasFingerprint != 0,
+             path.string() + ": a lightmap carries the atlasFingerprint() of the atlas it was solved on");
   checkOutputFile(path);
   checkOutputFile(lightmapImagePath(path));
   json settings;

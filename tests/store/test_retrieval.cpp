@@ -2,6 +2,7 @@
 
 #include "store_test_scenes.hpp"
 
+#include "ibrr/error.hpp"
 #include "ibrr/ldc.hpp"
 #include "ibrr/octahedral.hpp"
 
@@ -290,4 +291,20 @@ TEST_CASE("queries that match nothing say so", "[store][retrieval]") {
   CHECK_FALSE(store.radiosity({2.0f, 0.0f, 2.5f}, glm::vec3(0.0f)).has_value());
   CHECK_FALSE(store.radiosity({NAN, 0.0f, 2.5f}, up).has_value());
   CHECK_FALSE(LayeredDepthCube().radiosity({2.0f, 0.0f, 2.5f}, up).has_value());
+}
+
+TEST_CASE("a broken invariant is an internal error naming its condition and place, in every build type",
+          "[store][check]") {
+  AnalyticScene scene;
+  scene.addQuad({{0, 0, 0}, {0, 0, 4}, {4, 0, 0}});
+  const std::vector<PointLight> lights{{{2.0f, 1.5f, 2.0f}, {0, -1, 0}, {10.0f, 5.0f, 2.0f}}};
+  const LayeredDepthCube store = build(scene, lights, 16, 32, SplatKernel::Box);
+  const auto pixels = std::uint32_t(store.frame().pixelCount());
+  CHECK(store.pixelLayers(pixels - 1).size() <= store.layers().size());
+  // pixelLayers' caller promises a pixel of the store (IBRR_CHECK, ibrr/error.hpp).
+  CHECK_THROWS_AS((void)store.pixelLayers(pixels), InternalError);
+  CHECK_THROWS_WITH((void)store.pixelLayers(pixels), Catch::StartsWith("internal error at ") &&
+                                                         Catch::Contains("ibrr/ldc.cpp:") &&
+                                                         Catch::Contains("globalPixel < m_frame.pixelCount()") &&
+                                                         Catch::Contains("please report it"));
 }
