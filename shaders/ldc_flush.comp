@@ -8,8 +8,8 @@
 
 layout(local_size_x = 64) in;
 
-layout(location = 0) uniform vec3 u_power;      // Φ of the hemicube's VPL, per channel
-layout(location = 1) uniform float u_pixelArea;  // LDI pixel area, world units²
+layout(location = IBRR_U_FLUSH_POWER) uniform vec3 u_power;      // Φ of the hemicube's VPL, per channel
+layout(location = IBRR_U_FLUSH_PIXEL_AREA) uniform float u_pixelArea;  // LDI pixel area, world units²
 
 void main() {
   uint index = gl_GlobalInvocationID.x;

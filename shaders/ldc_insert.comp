@@ -16,34 +16,34 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = 0) uniform sampler2D u_atlasPosition;  // xyz world, w = 1 where covered
-layout(binding = 1) uniform sampler2D u_atlasNormal;    // xyz normal facing the VPL, w = g
+layout(binding = IBRR_T_WARP_POSITION) uniform sampler2D u_atlasPosition;  // xyz world, w = 1 where covered
+layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2D u_atlasNormal;    // xyz normal facing the VPL, w = g
 
-layout(location = 0) uniform vec3 u_centre;        // hemicube centre, world units
-layout(location = 1) uniform int u_resolution;     // H
-layout(location = 2) uniform int u_rows;           // atlas rows in use
-layout(location = 3) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
-layout(location = 4) uniform float u_clamp;        // bound on g, 0 = none
-layout(location = 5) uniform uint u_hemicube;      // this hemicube's stamp, ≥ 1
-layout(location = 6) uniform vec3 u_origin;        // LDC cube min corner, world units
-layout(location = 7) uniform float u_invPixelSize; // 1 / LDI pixel width
-layout(location = 8) uniform int u_ldcResolution;  // R
-layout(location = 9) uniform float u_epsDistance;  // ε_d, world units
-layout(location = 10) uniform float u_minCos;      // 1 − ε_n
-layout(location = 11) uniform int u_gaussian;      // 0 box, 1 Gaussian
-layout(location = 12) uniform float u_minArea;     // footprint floor, world units²
-layout(location = 18) uniform int u_missPass;      // 1: list own-pixel misses; 0: accumulate
+layout(location = IBRR_U_WARP_CENTRE) uniform vec3 u_centre;        // hemicube centre, world units
+layout(location = IBRR_U_WARP_RESOLUTION) uniform int u_resolution;     // H
+layout(location = IBRR_U_WARP_ROWS) uniform int u_rows;           // atlas rows in use
+layout(location = IBRR_U_WARP_SIDE_FACE_ROWS) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
+layout(location = IBRR_U_WARP_CLAMP) uniform float u_clamp;        // bound on g, 0 = none
+layout(location = IBRR_U_WARP_HEMICUBE) uniform uint u_hemicube;      // this hemicube's stamp, ≥ 1
+layout(location = IBRR_U_WARP_ORIGIN) uniform vec3 u_origin;        // LDC cube min corner, world units
+layout(location = IBRR_U_WARP_INV_PIXEL_SIZE) uniform float u_invPixelSize; // 1 / LDI pixel width
+layout(location = IBRR_U_WARP_LDC_RESOLUTION) uniform int u_ldcResolution;  // R
+layout(location = IBRR_U_WARP_EPS_DISTANCE) uniform float u_epsDistance;  // ε_d, world units
+layout(location = IBRR_U_WARP_MIN_COS) uniform float u_minCos;      // 1 − ε_n
+layout(location = IBRR_U_WARP_GAUSSIAN) uniform int u_gaussian;      // 0 box, 1 Gaussian
+layout(location = IBRR_U_WARP_MIN_AREA) uniform float u_minArea;     // footprint floor, world units²
+layout(location = IBRR_U_WARP_MISS_PASS) uniform int u_missPass;      // 1: list own-pixel misses; 0: accumulate
 
 // The constants of ibrr/hemicube_samples.hpp and ibrr/splat.hpp, set from there by src/bake/gpu_insertion.cpp.
-layout(location = 13) uniform float kMinFootprintCos;
-layout(location = 14) uniform float kSplatCoverage;
-layout(location = 15) uniform float kMaxHalfExtent;    // pixels
-layout(location = 16) uniform float kGaussianCutoff2;
-layout(location = 17) uniform float kEdgeSlack;
-layout(location = 19) uniform float kEdgeNormalCos;        // ibrr/hemicube_samples.hpp, edgeReachTowards
-layout(location = 20) uniform float kEdgeMeetFootprints2;  // its square
-layout(location = 21) uniform float kMaxEdgeReach;         // ibrr/splat.hpp
-layout(location = 22) uniform float kEdgeSweep;            // ibrr/splat.hpp
+layout(location = IBRR_U_WARP_MIN_FOOTPRINT_COS) uniform float kMinFootprintCos;
+layout(location = IBRR_U_WARP_SPLAT_COVERAGE) uniform float kSplatCoverage;
+layout(location = IBRR_U_WARP_MAX_HALF_EXTENT) uniform float kMaxHalfExtent;    // pixels
+layout(location = IBRR_U_WARP_GAUSSIAN_CUTOFF2) uniform float kGaussianCutoff2;
+layout(location = IBRR_U_WARP_EDGE_SLACK) uniform float kEdgeSlack;
+layout(location = IBRR_U_WARP_EDGE_NORMAL_COS) uniform float kEdgeNormalCos;        // ibrr/hemicube_samples.hpp, edgeReachTowards
+layout(location = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2) uniform float kEdgeMeetFootprints2;  // its square
+layout(location = IBRR_U_WARP_MAX_EDGE_REACH) uniform float kMaxEdgeReach;         // ibrr/splat.hpp
+layout(location = IBRR_U_WARP_EDGE_SWEEP) uniform float kEdgeSweep;            // ibrr/splat.hpp
 
 int dominantAxis(vec3 n) {
   vec3 a = abs(n);

@@ -7,26 +7,27 @@
 //          splat shares a of a sample add up to its footprint A and A·g ≤ dω·I(ω)/Φ)
 //   Σ a    in units of 2^-44 LDI pixel areas (a layer's sum is a few pixel areas; 2^20 fit)
 // Integer sums do not depend on the order of the atomics, so the result is the same run after run.
+#include "interface.glsl"
 
-layout(std430, binding = 0) readonly buffer LayerOffsets { uint b_offsets[]; };  // 3R² + 1
-layout(std430, binding = 1) readonly buffer LayerPlanes { vec4 b_planes[]; };    // (n, d)
-layout(std430, binding = 2) coherent buffer LayerSums { uint b_sums[]; };        // 4 per layer: Σag lo, hi, Σa lo, hi
-layout(std430, binding = 3) coherent buffer LayerStamps { uint b_stamps[]; };    // last hemicube that touched it
-layout(std430, binding = 4) buffer TouchedLayers { uint b_touched[]; };
-layout(std430, binding = 5) buffer LayerTotals { vec4 b_totals[]; };  // Σ_h B_h (rgb, units of Φ·g), count (w)
+layout(std430, binding = IBRR_B_WARP_OFFSETS) readonly buffer LayerOffsets { uint b_offsets[]; };  // 3R² + 1
+layout(std430, binding = IBRR_B_WARP_PLANES) readonly buffer LayerPlanes { vec4 b_planes[]; };    // (n, d)
+layout(std430, binding = IBRR_B_WARP_SUMS) coherent buffer LayerSums { uint b_sums[]; };        // 4 per layer: Σag lo, hi, Σa lo, hi
+layout(std430, binding = IBRR_B_WARP_STAMPS) coherent buffer LayerStamps { uint b_stamps[]; };    // last hemicube that touched it
+layout(std430, binding = IBRR_B_WARP_TOUCHED) buffer TouchedLayers { uint b_touched[]; };
+layout(std430, binding = IBRR_B_WARP_TOTALS) buffer LayerTotals { vec4 b_totals[]; };  // Σ_h B_h (rgb, units of Φ·g), count (w)
 // [0..2] the flush's indirect dispatch (groups, 1, 1), [3] touched count, [4] [5] pixel writes (lo, hi),
 // [6] samples dropped, [7] samples whose own pixel had no layer (miss pass), [8] [9] samples inserted (lo, hi),
 // [10] misses listed, [11] the miss list's capacity
-layout(std430, binding = 6) coherent buffer Control { uint b_control[]; };
+layout(std430, binding = IBRR_B_WARP_CONTROL) coherent buffer Control { uint b_control[]; };
 // Layers opened after the seeds (a surface they lack: the back of a thin wall), per pixel as a list: the first
 // of pixel g is b_extraHead[g], the next of layer l b_extraNext[l] (-1 ends). A layer's birth (hemicube,
 // atlas texel) orders it among the samples: a sample sees the layers born before it, as in the CPU builder.
-layout(std430, binding = 7) readonly buffer ExtraHeads { int b_extraHead[]; };
-layout(std430, binding = 8) readonly buffer ExtraNext { int b_extraNext[]; };
-layout(std430, binding = 9) readonly buffer Births { uvec2 b_births[]; };
+layout(std430, binding = IBRR_B_WARP_EXTRA_HEADS) readonly buffer ExtraHeads { int b_extraHead[]; };
+layout(std430, binding = IBRR_B_WARP_EXTRA_NEXT) readonly buffer ExtraNext { int b_extraNext[]; };
+layout(std430, binding = IBRR_B_WARP_BIRTHS) readonly buffer Births { uvec2 b_births[]; };
 // The samples of the miss pass whose own pixel has no layer: (texel, pixel, p.x, p.y), (p.z, n.x, n.y, n.z)
 // as raw bits; their count is b_control[10].
-layout(std430, binding = 10) writeonly buffer Misses { uvec4 b_misses[]; };
+layout(std430, binding = IBRR_B_WARP_MISSES) writeonly buffer Misses { uvec4 b_misses[]; };
 
 const float kSumScale = 72057594037927936.0;  // 2^56
 const float kAreaScale = 17592186044416.0;    // 2^44

@@ -1,9 +1,10 @@
-// Uniforms set by gpu::SceneRenderer for every draw (locations match gpu/scene_renderer.hpp).
-layout(location = 0) uniform mat4 u_objectToWorld;
-layout(location = 1) uniform mat4 u_normalToWorld;   // inverse transpose of u_objectToWorld
-layout(location = 2) uniform mat4 u_viewProjection;
-layout(location = 3) uniform vec3 u_albedo;          // linear diffuse reflectance ρ
-layout(location = 4) uniform vec3 u_emission;        // emitted radiance L_e (front side only)
-layout(location = 5) uniform int u_hasAlbedoTexture;
-layout(location = 6) uniform int u_materialIndex;
-layout(binding = 0) uniform sampler2D u_albedoTexture;
+// Uniforms set by gpu::SceneRenderer for every draw (locations in interface.glsl).
+#include "interface.glsl"
+layout(location = IBRR_U_OBJECT_TO_WORLD) uniform mat4 u_objectToWorld;
+layout(location = IBRR_U_NORMAL_TO_WORLD) uniform mat4 u_normalToWorld;   // inverse transpose of u_objectToWorld
+layout(location = IBRR_U_VIEW_PROJECTION) uniform mat4 u_viewProjection;
+layout(location = IBRR_U_ALBEDO) uniform vec3 u_albedo;          // linear diffuse reflectance ρ
+layout(location = IBRR_U_EMISSION) uniform vec3 u_emission;        // emitted radiance L_e (front side only)
+layout(location = IBRR_U_HAS_ALBEDO_TEXTURE) uniform int u_hasAlbedoTexture;
+layout(location = IBRR_U_MATERIAL_INDEX) uniform int u_materialIndex;
+layout(binding = IBRR_T_ALBEDO) uniform sampler2D u_albedoTexture;

@@ -1,11 +1,15 @@
 // Shader programs from files: includes, defines, and errors that name the file and line.
 #include "gpu/shader.hpp"
+#include "shaders/interface.glsl"
 #include "test_support.hpp"
 #include "util/error.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
+#include <sstream>
 
 using namespace ibrr;
 namespace fs = std::filesystem;
@@ -18,10 +22,171 @@ struct ShaderFolderOverride {
 };
 }  // namespace
 
-TEST_CASE("every shipped shader program compiles and links", "[gpu][shader]") {
+namespace {
+// The switches a stage file tests with #ifdef / #ifndef, less the value defines it gives a default
+// (`#ifndef GROUP` followed by `#define GROUP 64`).
+std::vector<std::string> shaderSwitches(const fs::path& file) {
+  const std::string text = test::readText(file);
+  std::vector<std::string> switches;
+  std::istringstream lines(text);
+  std::string line, previousName;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string directive, name;
+    words >> directive >> name;
+    if (directive == "#define" && name == previousName)
+      std::erase(switches, name);  // a default value, not a switch
+    else if ((directive == "#ifdef" || directive == "#ifndef") &&
+             std::find(switches.begin(), switches.end(), name) == switches.end())
+      switches.push_back(name);
+    previousName = directive == "#ifndef" ? name : "";
+  }
+  return switches;
+}
+}  // namespace
+
+TEST_CASE("every shipped shader program compiles and links, with and without its switches", "[gpu][shader]") {
   test::glContext();
-  const gpu::Program gbuffer = gpu::loadProgram({"scene.vert", "gbuffer.frag"});
-  CHECK(glIsProgram(gbuffer.id()));
+  // Each compute stage is a program of its own; each fragment stage links with the vertex stage of its name,
+  // else with scene.vert (the scene's geometry). Every stage file is linked at least once.
+  std::vector<fs::path> stages;
+  for (const fs::directory_entry& entry : fs::directory_iterator(gpu::shaderFolder()))
+    if (entry.path().extension() != ".glsl") stages.push_back(entry.path());
+  std::sort(stages.begin(), stages.end());
+  std::set<std::string> linked;
+  int programs = 0;
+  for (const fs::path& stage : stages) {
+    std::vector<std::string> files;
+    if (stage.extension() == ".comp") files = {stage.filename().string()};
+    if (stage.extension() == ".frag") {
+      fs::path vertex = stage;
+      vertex.replace_extension(".vert");
+      files = {fs::exists(vertex) ? vertex.filename().string() : "scene.vert", stage.filename().string()};
+    }
+    if (files.empty()) continue;
+    std::vector<std::string> switches;
+    for (const std::string& file : files)
+      for (const std::string& name : shaderSwitches(gpu::shaderFolder() / file)) switches.push_back(name);
+    for (const std::vector<std::string>& defines : {std::vector<std::string>{}, switches}) {
+      INFO(files.back() << (defines.empty() ? "" : " with its switches defined"));
+      const gpu::Program program = gpu::loadProgram(files, defines);
+      CHECK(glIsProgram(program.id()));
+      ++programs;
+      if (switches.empty()) break;
+    }
+    linked.insert(files.begin(), files.end());
+  }
+  for (const fs::path& stage : stages) {
+    INFO(stage.filename().string() << " is a stage no program of this test links");
+    CHECK(linked.count(stage.filename().string()) == 1);
+  }
+  CHECK(programs >= int(stages.size()) - 4);  // the vertex stages link with their fragment stages
+}
+
+namespace {
+// A binding point or uniform location a linked program must use: a shader storage block's binding, a sampler's
+// texture unit or a uniform's location, by its GLSL name.
+struct InterfaceEntry {
+  const char* name;
+  GLenum kind;  // GL_SHADER_STORAGE_BLOCK, or GL_UNIFORM (location, or a sampler's unit)
+  int value;    // shaders/interface.glsl's
+  bool sampler = false;
+};
+
+// The value `program` gives `entry`, or -1 when the program lacks it (inactive or misnamed).
+int programValue(GLuint program, const InterfaceEntry& entry) {
+  if (entry.kind == GL_SHADER_STORAGE_BLOCK) {
+    const GLuint index = glGetProgramResourceIndex(program, GL_SHADER_STORAGE_BLOCK, entry.name);
+    if (index == GL_INVALID_INDEX) return -1;
+    const GLenum property = GL_BUFFER_BINDING;
+    GLint binding = -1;
+    glGetProgramResourceiv(program, GL_SHADER_STORAGE_BLOCK, index, 1, &property, 1, nullptr, &binding);
+    return binding;
+  }
+  const GLint location = glGetProgramResourceLocation(program, GL_UNIFORM, entry.name);
+  if (!entry.sampler || location < 0) return location;
+  GLint unit = -1;
+  glGetUniformiv(program, location, &unit);
+  return unit;
+}
+}  // namespace
+
+TEST_CASE("the linked programs use the bindings and locations of shaders/interface.glsl, which C++ includes",
+          "[gpu][shader]") {
+  test::glContext();
+  const std::vector<InterfaceEntry> warpBuffers = {
+      {"LayerOffsets", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_OFFSETS},
+      {"LayerPlanes", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_PLANES},
+      {"LayerSums", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_SUMS},
+      {"LayerStamps", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_STAMPS},
+      {"TouchedLayers", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOUCHED},
+      {"LayerTotals", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOTALS},
+      {"Control", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_CONTROL},
+      {"ExtraHeads", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_EXTRA_HEADS},
+      {"ExtraNext", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_EXTRA_NEXT},
+      {"Births", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_BIRTHS},
+      {"Misses", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISSES}};
+  std::vector<InterfaceEntry> insert = warpBuffers;
+  insert.insert(insert.end(), {{"u_atlasPosition", GL_UNIFORM, IBRR_T_WARP_POSITION, true},
+                               {"u_atlasNormal", GL_UNIFORM, IBRR_T_WARP_NORMAL, true},
+                               {"u_centre", GL_UNIFORM, IBRR_U_WARP_CENTRE},
+                               {"u_resolution", GL_UNIFORM, IBRR_U_WARP_RESOLUTION},
+                               {"u_rows", GL_UNIFORM, IBRR_U_WARP_ROWS},
+                               {"u_sideFaceRows", GL_UNIFORM, IBRR_U_WARP_SIDE_FACE_ROWS},
+                               {"u_clamp", GL_UNIFORM, IBRR_U_WARP_CLAMP},
+                               {"u_hemicube", GL_UNIFORM, IBRR_U_WARP_HEMICUBE},
+                               {"u_origin", GL_UNIFORM, IBRR_U_WARP_ORIGIN},
+                               {"u_invPixelSize", GL_UNIFORM, IBRR_U_WARP_INV_PIXEL_SIZE},
+                               {"u_ldcResolution", GL_UNIFORM, IBRR_U_WARP_LDC_RESOLUTION},
+                               {"u_epsDistance", GL_UNIFORM, IBRR_U_WARP_EPS_DISTANCE},
+                               {"u_minCos", GL_UNIFORM, IBRR_U_WARP_MIN_COS},
+                               {"u_gaussian", GL_UNIFORM, IBRR_U_WARP_GAUSSIAN},
+                               {"u_minArea", GL_UNIFORM, IBRR_U_WARP_MIN_AREA},
+                               {"kMinFootprintCos", GL_UNIFORM, IBRR_U_WARP_MIN_FOOTPRINT_COS},
+                               {"kSplatCoverage", GL_UNIFORM, IBRR_U_WARP_SPLAT_COVERAGE},
+                               {"kMaxHalfExtent", GL_UNIFORM, IBRR_U_WARP_MAX_HALF_EXTENT},
+                               {"kGaussianCutoff2", GL_UNIFORM, IBRR_U_WARP_GAUSSIAN_CUTOFF2},
+                               {"kEdgeSlack", GL_UNIFORM, IBRR_U_WARP_EDGE_SLACK},
+                               {"u_missPass", GL_UNIFORM, IBRR_U_WARP_MISS_PASS},
+                               {"kEdgeNormalCos", GL_UNIFORM, IBRR_U_WARP_EDGE_NORMAL_COS},
+                               {"kEdgeMeetFootprints2", GL_UNIFORM, IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2},
+                               {"kMaxEdgeReach", GL_UNIFORM, IBRR_U_WARP_MAX_EDGE_REACH},
+                               {"kEdgeSweep", GL_UNIFORM, IBRR_U_WARP_EDGE_SWEEP}});
+  const std::vector<InterfaceEntry> flush = {{"LayerSums", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_SUMS},
+                                             {"TouchedLayers", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOUCHED},
+                                             {"LayerTotals", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOTALS},
+                                             {"Control", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_CONTROL},
+                                             {"u_power", GL_UNIFORM, IBRR_U_FLUSH_POWER},
+                                             {"u_pixelArea", GL_UNIFORM, IBRR_U_FLUSH_PIXEL_AREA}};
+  const std::vector<InterfaceEntry> scene = {
+      {"u_objectToWorld", GL_UNIFORM, IBRR_U_OBJECT_TO_WORLD},
+      {"u_normalToWorld", GL_UNIFORM, IBRR_U_NORMAL_TO_WORLD},
+      {"u_viewProjection", GL_UNIFORM, IBRR_U_VIEW_PROJECTION},
+      {"u_albedo", GL_UNIFORM, IBRR_U_ALBEDO},
+      {"u_emission", GL_UNIFORM, IBRR_U_EMISSION},
+      {"u_hasAlbedoTexture", GL_UNIFORM, IBRR_U_HAS_ALBEDO_TEXTURE},
+      {"u_materialIndex", GL_UNIFORM, IBRR_U_MATERIAL_INDEX},
+      {"u_albedoTexture", GL_UNIFORM, IBRR_T_ALBEDO, true}};
+  const struct {
+    std::vector<std::string> files;
+    const std::vector<InterfaceEntry>& entries;
+  } programs[] = {{{"ldc_insert.comp"}, insert},
+                  {{"ldc_flush.comp"}, flush},
+                  {{"scene.vert", "gbuffer.frag"}, scene},
+                  {{"scene.vert", "hemicube.frag"}, scene}};
+  int checked = 0;
+  for (const auto& row : programs) {
+    const gpu::Program program = gpu::loadProgram(row.files);
+    for (const InterfaceEntry& entry : row.entries) {
+      const int value = programValue(program.id(), entry);
+      if (value < 0 && entry.kind == GL_UNIFORM) continue;  // inactive in this program (hemicube.frag reads no albedo)
+      INFO(row.files.back() << ": " << entry.name << " is at " << value << " in the linked program, "
+                            << entry.value << " in shaders/interface.glsl");
+      CHECK(value == entry.value);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 45);  // every buffer and sampler, and all but a few inactive uniforms
 }
 
 TEST_CASE("a compile error names the included file and its line", "[gpu][shader]") {

@@ -4,6 +4,7 @@
 #include "gpu/memory.hpp"
 #include "gpu/shader.hpp"
 #include "ibrr/octahedral.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
@@ -17,49 +18,48 @@
 namespace ibrr::bake {
 namespace {
 
-// Bindings of shaders/ldc_insertion.glsl.
+// Bindings of shaders/ldc_insertion.glsl and uniform locations of shaders/ldc_insert.comp (shaders/interface.glsl).
 enum Binding : GLuint {
-  kOffsets = 0,
-  kPlanes,
-  kSums,
-  kStamps,
-  kTouched,
-  kTotals,
-  kControl,
-  kExtraHeads,
-  kExtraNext,
-  kBirths,
-  kMisses,
-  kBindingCount
+  kOffsets = IBRR_B_WARP_OFFSETS,
+  kPlanes = IBRR_B_WARP_PLANES,
+  kSums = IBRR_B_WARP_SUMS,
+  kStamps = IBRR_B_WARP_STAMPS,
+  kTouched = IBRR_B_WARP_TOUCHED,
+  kTotals = IBRR_B_WARP_TOTALS,
+  kControl = IBRR_B_WARP_CONTROL,
+  kExtraHeads = IBRR_B_WARP_EXTRA_HEADS,
+  kExtraNext = IBRR_B_WARP_EXTRA_NEXT,
+  kBirths = IBRR_B_WARP_BIRTHS,
+  kMisses = IBRR_B_WARP_MISSES,
+  kBindingCount = IBRR_B_WARP_COUNT
 };
-// Uniform locations of shaders/ldc_insert.comp.
 enum InsertUniform : GLint {
-  kCentre = 0,
-  kResolution,
-  kRows,
-  kSideFaceRows,
-  kClamp,
-  kHemicube,
-  kOrigin,
-  kInvPixelSize,
-  kLdcResolution,
-  kEpsDistance,
-  kMinCos,
-  kGaussian,
-  kMinArea,
-  kMinFootprintCosU,
-  kSplatCoverageU,
-  kMaxHalfExtentU,
-  kGaussianCutoff2U,
-  kEdgeSlackU,
-  kMissPass,
-  kEdgeNormalCosU,
-  kEdgeMeetFootprints2U,
-  kMaxEdgeReachU,
-  kEdgeSweepU
+  kCentre = IBRR_U_WARP_CENTRE,
+  kResolution = IBRR_U_WARP_RESOLUTION,
+  kRows = IBRR_U_WARP_ROWS,
+  kSideFaceRows = IBRR_U_WARP_SIDE_FACE_ROWS,
+  kClamp = IBRR_U_WARP_CLAMP,
+  kHemicube = IBRR_U_WARP_HEMICUBE,
+  kOrigin = IBRR_U_WARP_ORIGIN,
+  kInvPixelSize = IBRR_U_WARP_INV_PIXEL_SIZE,
+  kLdcResolution = IBRR_U_WARP_LDC_RESOLUTION,
+  kEpsDistance = IBRR_U_WARP_EPS_DISTANCE,
+  kMinCos = IBRR_U_WARP_MIN_COS,
+  kGaussian = IBRR_U_WARP_GAUSSIAN,
+  kMinArea = IBRR_U_WARP_MIN_AREA,
+  kMinFootprintCosU = IBRR_U_WARP_MIN_FOOTPRINT_COS,
+  kSplatCoverageU = IBRR_U_WARP_SPLAT_COVERAGE,
+  kMaxHalfExtentU = IBRR_U_WARP_MAX_HALF_EXTENT,
+  kGaussianCutoff2U = IBRR_U_WARP_GAUSSIAN_CUTOFF2,
+  kEdgeSlackU = IBRR_U_WARP_EDGE_SLACK,
+  kMissPass = IBRR_U_WARP_MISS_PASS,
+  kEdgeNormalCosU = IBRR_U_WARP_EDGE_NORMAL_COS,
+  kEdgeMeetFootprints2U = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2,
+  kMaxEdgeReachU = IBRR_U_WARP_MAX_EDGE_REACH,
+  kEdgeSweepU = IBRR_U_WARP_EDGE_SWEEP
 };
 // Uniform locations of shaders/ldc_flush.comp.
-enum FlushUniform : GLint { kPower = 0, kPixelArea };
+enum FlushUniform : GLint { kPower = IBRR_U_FLUSH_POWER, kPixelArea = IBRR_U_FLUSH_PIXEL_AREA };
 // Words of the control buffer: the flush's indirect dispatch, the touched count and the counters.
 enum ControlWord : std::uint32_t {
   kGroups = 0,
@@ -112,7 +112,7 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
       m_frame(seeded.frame()),
       m_insert(gpu::loadProgram({"ldc_insert.comp"})),
       m_flush(gpu::loadProgram({"ldc_flush.comp"})) {
-  if (seeded.stats().hemicubes != 0) throw Error("the GPU insertion starts from a store with no hemicube in it");
+  IBRR_CHECK(seeded.stats().hemicubes == 0, "the GPU insertion starts from a store with no hemicube in it");
   LdcBuilder::Planes planes = seeded.planes();
   m_offsets = std::move(planes.offsets);
   m_planes = std::move(planes.planes);
@@ -270,8 +270,8 @@ void GpuInsertion::insert(const HemicubeRenderer& atlas, const HemicubeCapture& 
   glProgramUniform1f(id, kClamp, clamp);
   glProgramUniform1ui(id, kHemicube, static_cast<GLuint>(m_hemicubes));
   bindBuffers();
-  glBindTextureUnit(0, atlas.positionTexture());
-  glBindTextureUnit(1, atlas.normalTexture());
+  glBindTextureUnit(IBRR_T_WARP_POSITION, atlas.positionTexture());
+  glBindTextureUnit(IBRR_T_WARP_NORMAL, atlas.normalTexture());
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the previous command
 
   const std::uint32_t zero = 0;

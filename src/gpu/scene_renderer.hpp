@@ -6,6 +6,7 @@
 // shaders/scene_uniforms.glsl set per draw. A pass binds its own program and target, then calls
 // draw() with its view-projection.
 #include "gpu/resources.hpp"
+#include "shaders/interface.glsl"
 #include "scene/scene.hpp"
 
 #include <glm/glm.hpp>
@@ -14,16 +15,17 @@
 
 namespace ibrr::gpu {
 
-// Uniform locations shared by every program that draws the scene (scene_uniforms.glsl).
-inline constexpr GLint kUniformObjectToWorld = 0;     // mat4
-inline constexpr GLint kUniformNormalToWorld = 1;     // mat4 (inverse transpose, w unused)
-inline constexpr GLint kUniformViewProjection = 2;    // mat4
-inline constexpr GLint kUniformAlbedo = 3;            // vec3, linear ρ
-inline constexpr GLint kUniformEmission = 4;          // vec3, radiance L_e
-inline constexpr GLint kUniformHasAlbedoTexture = 5;  // int (0/1)
-inline constexpr GLint kUniformMaterialIndex = 6;     // int
-inline constexpr GLint kFirstPassUniform = 16;        // passes use locations from here on
-inline constexpr GLuint kAlbedoTextureUnit = 0;
+// Uniform locations shared by every program that draws the scene (scene_uniforms.glsl; the values are
+// shaders/interface.glsl's).
+inline constexpr GLint kUniformObjectToWorld = IBRR_U_OBJECT_TO_WORLD;         // mat4
+inline constexpr GLint kUniformNormalToWorld = IBRR_U_NORMAL_TO_WORLD;         // mat4 (inverse transpose)
+inline constexpr GLint kUniformViewProjection = IBRR_U_VIEW_PROJECTION;        // mat4
+inline constexpr GLint kUniformAlbedo = IBRR_U_ALBEDO;                         // vec3, linear ρ
+inline constexpr GLint kUniformEmission = IBRR_U_EMISSION;                     // vec3, radiance L_e
+inline constexpr GLint kUniformHasAlbedoTexture = IBRR_U_HAS_ALBEDO_TEXTURE;   // int (0/1)
+inline constexpr GLint kUniformMaterialIndex = IBRR_U_MATERIAL_INDEX;          // int
+inline constexpr GLint kFirstPassUniform = IBRR_U_FIRST_PASS_UNIFORM;          // passes use locations from here on
+inline constexpr GLuint kAlbedoTextureUnit = IBRR_T_ALBEDO;
 
 // The scene's albedo textures on the GPU, in Scene::textures order: linear RGB32F, mipmapped,
 // repeating, uploaded bottom row first so that texcoord v = 0 addresses the image's bottom row
