@@ -169,6 +169,23 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        store);
     expectCleanFailure({"bake", "cornell", "--method", "gather", "--warp", "gpu", "-o", (folder / "g.lightmap").string()},
                        {"--warp"}, store);
+    // A flag another method reads is refused, naming the methods that read it (the table in app/bake_command.hpp).
+    const struct {
+      const char* method;
+      const char* flag;
+      const char* value;
+      const char* readers;
+    } foreign[] = {{"ibrr", "--atlas", "32", "--method gather, progressive, stochastic or matrix read it"},
+                   {"gather", "--paths", "4", "--method ibrr reads it"},
+                   {"progressive", "--seed", "1", "--method ibrr, gather, stochastic or matrix read it"},
+                   {"stochastic", "--tolerance", "0.1", "--method gather reads it"},
+                   {"matrix", "--refine-near-lights", "2", "--method gather, progressive or stochastic read it"}};
+    for (const auto& row : foreign)
+      expectCleanFailure({"bake", "cornell", "--method", row.method, row.flag, row.value, "-o",
+                          (folder / (std::string(row.method) + ".out")).string()},
+                         {std::string(row.flag) + " is not a setting of --method " + row.method, row.readers}, store);
+    expectCleanFailure({"bake", "cornell", "--method", "radiosity", "-o", store.string()},
+                       {"--method 'radiosity'", "choose ibrr, gather, progressive, stochastic or matrix"}, store);
     expectCleanFailure({"bake", "cornell", "-o", (folder / "missing" / "x.ibrr").string()}, {"does not exist"}, store);
     // `store` now holds text, not a store: rendering from it names the file and says to re-bake.
     expectCleanFailure({"render", "cornell", "--store", store.string(), "-o", output.string()},

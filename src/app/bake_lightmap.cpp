@@ -1,0 +1,88 @@
+// What the four lightmap bake methods share: their outputs' checks, the atlas from the flags, the inputs every
+// solver starts from, and the saved lightmap with its summary line.
+#include "app/bake_command.hpp"
+#include "app/cli_support.hpp"
+#include "lightmap/lightmap_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/memory.hpp"
+
+#include <cstdio>
+
+namespace ibrr::app {
+
+void checkLightmapOutputs(const BakeCommandOptions& options) {
+  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkOutputFile(options.output);
+  checkOutputFile(lightmap::lightmapImagePath(options.output));
+  if (!options.saveMatrix.empty()) checkOutputFile(options.saveMatrix);
+}
+
+lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeCommandOptions& options,
+                                        int defaultTargetSize) {
+  lightmap::AtlasOptions atlasOptions;
+  if (given(command, "--texel-density")) {
+    if (!(options.texelDensity > 0.0f))
+      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
+    atlasOptions.texelsPerUnit = options.texelDensity;
+  } else {
+    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : defaultTargetSize;
+    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
+      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
+  }
+  if (options.emitterRefinement < 1 || options.emitterRefinement > lightmap::kMaxEmitterRefinement)
+    throw Error("--refine-near-lights " + std::to_string(options.emitterRefinement) + ": give a factor from 1 to " +
+                std::to_string(lightmap::kMaxEmitterRefinement));
+  atlasOptions.emitterRefinement = options.emitterRefinement;
+  return atlasOptions;
+}
+
+LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, lightmap::AtlasOptions atlasOptions,
+                                       const std::string& what,
+                                       const std::function<void(const scene::Scene&)>& checkScene,
+                                       int adaptiveDepth) {
+  LightmapBakeInputs inputs;
+  inputs.scene = loadSceneArgument(options.scene);
+  checkLightmapOutputs(options);  // none of the outputs is one of the scene's files
+  checkScene(inputs.scene);       // before starting the GPU
+  inputs.context = gpu::createHeadlessContext();
+  info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +
+       " triangles) on " + inputs.context->info().renderer);
+  inputs.total.restart();
+  // Adaptive subdivision solves on its finest level: 2^depth times the roots' density.
+  if (adaptiveDepth > 0) atlasOptions = lightmap::finestAtlasOptions(inputs.scene, atlasOptions, adaptiveDepth);
+  inputs.atlasOptions = atlasOptions;
+  inputs.atlas = lightmap::buildAtlas(inputs.scene, atlasOptions);
+  // The patch list (58 bytes a texel) and a solver's radiance, residual and GPU textures: about 160.
+  requireMemory(std::uint64_t(inputs.atlas.width) * std::uint64_t(inputs.atlas.height) * 160,
+                "a lightmap of " + std::to_string(inputs.atlas.width) + "x" + std::to_string(inputs.atlas.height) +
+                    " texels",
+                "lower --atlas or --texel-density");
+  const MemoryPhase phase("solving the lightmap");
+  inputs.patches = lightmap::rasterizePatches(inputs.scene, inputs.atlas);
+  inputs.atlasSeconds = inputs.total.seconds();
+  for (const std::uint8_t valid : inputs.patches.valid) inputs.validTexels += valid;
+  return inputs;
+}
+
+void stageSolvedLightmap(OutputSet& outputs, const LightmapBakeInputs& inputs, lightmap::Lightmap solved,
+                         const std::string& output) {
+  solved.atlasOptions = inputs.atlasOptions;
+  solved.atlasFingerprint = lightmap::atlasFingerprint(inputs.atlas);
+  lightmap::stageLightmap(outputs, output, solved);
+}
+
+void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output) {
+  OutputSet outputs;
+  stageSolvedLightmap(outputs, inputs, std::move(solved), output);
+  outputs.commit();
+  std::printf("wrote %s\n", output.c_str());
+}
+
+void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels) {
+  std::printf("atlas            %d x %d texels, %.4g texels per unit, %zu charts, %zu %s (%.2f s)\n",
+              inputs.atlas.width, inputs.atlas.height, double(inputs.atlas.texelsPerUnit),
+              std::size_t(inputs.atlas.chartCount), inputs.validTexels, texels, inputs.atlasSeconds);
+}
+
+}  // namespace ibrr::app
