@@ -128,5 +128,9 @@ void stageSolvedLightmap(OutputSet& outputs, const LightmapBakeInputs& inputs, l
 void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap solved, const std::string& output);
 // The summary's atlas line.
 void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels = "valid texels");
+// The summary's last lines: the mean radiance (when given) and the time, split into the atlas and the solve,
+// `inner` naming the solve's own part ("shots 1.20 s"; "" for none).
+void printMeanAndTime(const LightmapBakeInputs& inputs, const glm::dvec3* meanRadiance, double solveSeconds,
+                      const std::string& inner = "");
 
 }  // namespace ibrr::app

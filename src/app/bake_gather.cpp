@@ -31,15 +31,10 @@ void runGatherBake(const BakeRequest& request) {
 
   const LightmapBakeInputs inputs = prepareLightmapBake(
       options, atlasOptions, "gathering", [&](const scene::Scene& loaded) { lightmap::checkGatherScene(loaded); });
-  std::unique_ptr<Progress> progress;
-  std::uint64_t reported = 0;
-  const lightmap::GatherResult result = lightmap::solveGather(
-      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t done, std::uint64_t planned) {
-        if (!progress) progress = std::make_unique<Progress>("gather", planned, "hemicubes");
-        progress->advance(done - reported);
-        reported = done;
-      });
-  if (progress) progress->finish();
+  ProgressLine progress;
+  const lightmap::GatherResult result =
+      lightmap::solveGather(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
+  progress.finish();
   saveSolvedLightmap(inputs, result.lightmap, options.output);
 
   printAtlasSummary(inputs);
@@ -53,8 +48,7 @@ void runGatherBake(const BakeRequest& request) {
     std::printf("%9d %4d %9.2f %9.2f %13.0f %17.5f   %.5g %.5g %.5g\n", it.iteration, it.hemicubeResolution,
                 it.iterationSeconds, it.seconds, double(result.hemicubesPerIteration) / it.iterationSeconds,
                 it.maxRelativeChange, it.meanRadiance.x, it.meanRadiance.y, it.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", inputs.total.seconds(),
-              inputs.atlasSeconds, result.seconds);
+  printMeanAndTime(inputs, nullptr, result.seconds);
 }
 
 }  // namespace

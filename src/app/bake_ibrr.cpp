@@ -74,7 +74,7 @@ void runDistributedBake(cluster::Cluster& cluster, const scene::Scene& scene, co
                 "every rank the same scene file");
   info("baking on " + std::to_string(cluster.size()) + " ranks, " + std::to_string(settings.paths) +
        " light paths split among them");
-  bake::BakeProgressPrinter progress;
+  ProgressLine progress;
   const cluster::DistributedBakeResult distributed = cluster::bakeStoreAcrossRanks(cluster, scene, settings, progress);
   progress.finish();
   if (!cluster.isRoot()) return;
@@ -109,7 +109,7 @@ void runIbrrBake(const BakeRequest& request) {
   info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
        context->info().renderer);
   if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, options.output);
-  bake::BakeProgressPrinter progress;
+  ProgressLine progress;
   const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
   progress.finish();
   bake::writeStoreFile(result.store, options.output);

@@ -85,4 +85,12 @@ void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels) {
               std::size_t(inputs.atlas.chartCount), inputs.validTexels, texels, inputs.atlasSeconds);
 }
 
+void printMeanAndTime(const LightmapBakeInputs& inputs, const glm::dvec3* meanRadiance, double solveSeconds,
+                      const std::string& inner) {
+  if (meanRadiance)
+    std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", meanRadiance->x, meanRadiance->y, meanRadiance->z);
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s%s\n", inputs.total.seconds(),
+              inputs.atlasSeconds, solveSeconds, inner.empty() ? "" : (" (" + inner + ")").c_str());
+}
+
 }  // namespace ibrr::app

@@ -36,15 +36,9 @@ void runMatrixBake(const BakeRequest& request) {
   const LightmapBakeInputs inputs =
       prepareLightmapBake(options, atlasOptions, "form-factor matrix of",
                           [&](const scene::Scene& loaded) { lightmap::checkMatrixScene(loaded, settings.direct); });
-  std::unique_ptr<Progress> progress;
-  std::uint64_t reported = 0;
-  lightmap::MatrixResult result = lightmap::solveMatrix(
-      inputs.scene, inputs.atlas, inputs.patches, settings, [&](std::uint64_t done, std::uint64_t planned) {
-        if (!progress) progress = std::make_unique<Progress>("matrix", planned, "stages");
-        progress->advance(done - reported);
-        reported = done;
-      });
-  if (progress) progress->finish();
+  ProgressLine progress;
+  lightmap::MatrixResult result = lightmap::solveMatrix(inputs.scene, inputs.atlas, inputs.patches, settings, progress);
+  progress.finish();
   throwIfInterrupted();  // nothing is written after a Ctrl-C during the relight
   lightmap::MatrixSolution& solution = *result.solution;
   solution.atlasOptions = atlasOptions;  // `ibrr render --matrix` rebuilds the atlas from these
@@ -93,9 +87,7 @@ void runMatrixBake(const BakeRequest& request) {
       "first-use costs; 'ibrr render --matrix' times a warm one)\n",
       result.timing.directMs + result.timing.productMs + result.timing.transferMs, result.timing.directMs,
       result.timing.productMs, result.timing.transferMs);
-  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", mean.x, mean.y, mean.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s\n", inputs.total.seconds(),
-              inputs.atlasSeconds, result.seconds);
+  printMeanAndTime(inputs, &mean, result.seconds);
 }
 
 }  // namespace

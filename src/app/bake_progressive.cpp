@@ -38,9 +38,9 @@ void runProgressiveBake(const BakeRequest& request) {
   const LightmapBakeInputs inputs = prepareLightmapBake(
       options, atlasOptions, "progressive refinement of",
       [&](const scene::Scene& loaded) { lightmap::checkProgressiveScene(loaded); }, settings.adaptive.depth);
-  Progress progress("progressive", 0, "shots");
-  const lightmap::ProgressiveResult result = lightmap::solveProgressive(
-      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t, double) { progress.advance(1); });
+  ProgressLine progress;
+  const lightmap::ProgressiveResult result =
+      lightmap::solveProgressive(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
   progress.finish();
   saveSolvedLightmap(inputs, result.lightmap, options.output);
 
@@ -65,9 +65,10 @@ void runProgressiveBake(const BakeRequest& request) {
       result.shots ? 1e3 * result.shootSeconds / double(result.shots) : 0.0, end.residualFraction,
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.1)),
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.01)));
-  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (shots %.2f s)\n",
-              inputs.total.seconds(), inputs.atlasSeconds, result.seconds, result.shootSeconds);
+  const glm::dvec3 mean(end.meanRadiance);
+  char inner[32];
+  std::snprintf(inner, sizeof inner, "shots %.2f s", result.shootSeconds);
+  printMeanAndTime(inputs, &mean, result.seconds, inner);
 }
 
 }  // namespace

@@ -44,9 +44,9 @@ void runStochasticBake(const BakeRequest& request) {
   const LightmapBakeInputs inputs = prepareLightmapBake(
       options, atlasOptions, "stochastic iteration of",
       [&](const scene::Scene& loaded) { lightmap::checkShootingScene(loaded, "stochastic iteration"); });
-  Progress progress("stochastic", settings.iterations, "iterations");
-  const lightmap::StochasticResult result = lightmap::solveStochastic(
-      inputs.scene, inputs.atlas, inputs.patches, settings, {}, [&](std::uint64_t) { progress.advance(1); });
+  ProgressLine progress;
+  const lightmap::StochasticResult result =
+      lightmap::solveStochastic(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
   progress.finish();
   saveSolvedLightmap(inputs, result.lightmap, options.output);
 
@@ -65,9 +65,10 @@ void runStochasticBake(const BakeRequest& request) {
       1e3 * result.iterateSeconds / iterations, 1e3 * result.selectSeconds / iterations,
       1e3 * result.iterateSeconds / double(std::max<std::uint64_t>(result.shots, 1)),
       100.0 * double(result.emitterShots) / double(std::max<std::uint64_t>(result.shots, 1)));
-  std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", end.meanRadiance.x, end.meanRadiance.y, end.meanRadiance.z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s (iterations %.2f s)\n",
-              inputs.total.seconds(), inputs.atlasSeconds, result.seconds, result.iterateSeconds);
+  const glm::dvec3 mean(end.meanRadiance);
+  char inner[32];
+  std::snprintf(inner, sizeof inner, "iterations %.2f s", result.iterateSeconds);
+  printMeanAndTime(inputs, &mean, result.seconds, inner);
 }
 
 }  // namespace

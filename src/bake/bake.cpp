@@ -419,7 +419,7 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
     stats.hemicubePixels +=
         std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) * std::size_t(resolution) * std::size_t(resolution);
     ++stats.hemicubes;
-    if (progress) progress(BakePhase::Hemicubes, i + 1, total);
+    if (progress) progress({kHemicubePhase, i + 1, total, "hemicubes", {}});
   }
   warp.finish();
   return options.paths;
@@ -550,48 +550,12 @@ LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCub
   if (share) share(settings);
   BiasCompensationStats biasStats;
   LayeredDepthCube compensated =
-      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats,
-                          [&](std::uint64_t done, std::uint64_t total) {
-                            if (progress) progress(BakePhase::BiasCompensation, done, total);
-                          });
+      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats, progress);
   stats.biasCompensated = true;
   stats.biasSeconds = biasStats.seconds;
   stats.biasRays = biasStats.rays;
   stats.biasLayersWithoutSurface = biasStats.layersWithoutSurface;
   return compensated;
-}
-
-struct BakeProgressPrinter::State {
-  std::mutex mutex;
-  std::optional<BakePhase> phase;
-  std::unique_ptr<Progress> line;
-  std::uint64_t reported = 0;  // `done` already passed to `line`
-};
-
-BakeProgressPrinter::BakeProgressPrinter() : m_state(std::make_shared<State>()) {}
-BakeProgressPrinter::~BakeProgressPrinter() = default;
-
-void BakeProgressPrinter::operator()(BakePhase phase, std::uint64_t done, std::uint64_t total) {
-  const std::lock_guard lock(m_state->mutex);
-  if (m_state->phase != phase) {
-    if (m_state->line) m_state->line->finish();
-    const bool hemicubes = phase == BakePhase::Hemicubes;
-    m_state->line = std::make_unique<Progress>(hemicubes ? "hemicubes" : "bias compensation", total,
-                                               hemicubes ? "hemicubes" : "layers");
-    m_state->phase = phase;
-    m_state->reported = 0;
-  }
-  if (done > m_state->reported) {  // workers may report out of order: only ever move forward
-    m_state->line->advance(done - m_state->reported);
-    m_state->reported = done;
-  }
-}
-
-void BakeProgressPrinter::finish() {
-  const std::lock_guard lock(m_state->mutex);
-  if (m_state->line) m_state->line->finish();
-  m_state->line.reset();
-  m_state->phase.reset();
 }
 
 void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path) {

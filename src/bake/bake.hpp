@@ -10,6 +10,7 @@
 #include "ibrr/splat.hpp"
 #include "rays/vpl.hpp"
 #include "scene/scene.hpp"
+#include "util/progress.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -137,24 +138,10 @@ HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene
 int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
 
 // The bake's two long parts, in order, for progress.
-enum class BakePhase { Hemicubes, BiasCompensation };
-// Called after each hemicube (on the GL thread) and during the compensation pass (layers, from any thread,
-// serialised by the caller's Progress) with (phase, done, total).
-using BakeProgress = std::function<void(BakePhase phase, std::uint64_t done, std::uint64_t total)>;
-
-// A BakeProgress that prints each phase as its own progress line (util/progress.hpp: count, rate, time
-// left): "hemicubes", then "bias compensation" in layers. Thread-safe; finish() ends the last line.
-class BakeProgressPrinter {
-public:
-  BakeProgressPrinter();
-  ~BakeProgressPrinter();
-  void operator()(BakePhase phase, std::uint64_t done, std::uint64_t total);
-  void finish();
-
-private:
-  struct State;
-  std::shared_ptr<State> m_state;  // shared, so that copies held by std::function report to one line
-};
+// The bake reports through a ProgressObserver (util/progress.hpp): phase kHemicubePhase (hemicubes), then
+// kCompensationPhase (layers, bias_compensation.hpp). Hemicubes are reported on the GL thread, layers from any.
+inline constexpr const char* kHemicubePhase = "hemicubes";
+using BakeProgress = ProgressObserver;
 
 // Partial stores during the bake, for error-against-time curves (ibrr compare): once the VPLs of
 // the first P light paths (P in `paths`, increasing, below options.paths) are warped, the callback

@@ -329,7 +329,7 @@ std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positio
 LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
                                      const rays::LightSet& lights, float geometryClamp,
                                      const BiasCompensationOptions& options, BiasCompensationStats& stats,
-                                     const BiasCompensationProgress& progress) {
+                                     const ProgressObserver& progress) {
   if (!(geometryClamp > 0.0f) || !std::isfinite(geometryClamp))
     throw Error("bias compensation needs the positive clamp the store was baked with (--clamp 0 has no bias)");
   if (options.raysPerLayer == 0 || options.raysPerLayer > kMaxBiasCompensationRays)
@@ -347,7 +347,7 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
   std::atomic<std::uint64_t> done{0};
   auto advance = [&](std::uint64_t count) {
     const std::uint64_t now = done.fetch_add(count) + count;
-    if (progress) progress(now, total);
+    if (progress) progress({kCompensationPhase, now, total, "layers", {}});
   };
   const float maxRange = 1.0f / std::sqrt(glm::pi<float>() * geometryClamp);
   LayeredDepthCube current = store;

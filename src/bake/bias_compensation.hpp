@@ -33,6 +33,7 @@
 #include "rays/light_set.hpp"
 #include "rays/sampler.hpp"
 #include "rays/vpl.hpp"
+#include "util/progress.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -66,15 +67,16 @@ struct BiasCompensationStats {
 using IrradianceSource = std::function<glm::vec3(const glm::vec3& position, const glm::vec3& normal,
                                                  rays::SampleStream& samples, std::uint64_t& rays)>;
 
-// Called with (layers done, layers total) over all passes; on the calling thread or a TBB worker.
-using BiasCompensationProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
+// The compensation reports its layers (done of total, over all passes) as this phase of a ProgressObserver
+// (util/progress.hpp), on the calling thread or a TBB worker.
+inline constexpr const char* kCompensationPhase = "bias compensation";
 
 // The store with H_miss added to every layer and the compensation recorded in it (setBiasCompensation).
 // `geometryClamp` is the bound b the store was baked with (> 0). Throws ibrr::Interrupted on Ctrl-C.
 LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
                                      const rays::LightSet& lights, float geometryClamp,
                                      const BiasCompensationOptions& options, BiasCompensationStats& stats,
-                                     const BiasCompensationProgress& progress = {});
+                                     const ProgressObserver& progress = {});
 
 // Keller's instant radiosity compensated per pixel, as the store is per layer (one pass): H_miss at each camera
 // pixel's surface point (G-buffer position, normal facing the camera; coverage in position.w), with H(y) the

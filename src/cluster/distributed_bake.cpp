@@ -4,7 +4,9 @@
 #include "util/error.hpp"
 #include "util/stopwatch.hpp"
 
+#include <array>
 #include <cstring>
+#include <string_view>
 #include <type_traits>
 
 namespace ibrr::cluster {
@@ -178,13 +180,23 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   const Stopwatch wall;
   DistributedBakeResult out;
   // Every rank reports to the cluster; rank 0 shows the sum. A stop announced by another rank ends the work here.
-  const bake::BakeProgress everyRank = [&](bake::BakePhase phase, std::uint64_t done, std::uint64_t total) {
+  // The phases travel as their index in kPhases.
+  static constexpr std::array<ProgressUpdate, 2> kPhases = {
+      {{bake::kHemicubePhase, 0, 0, "hemicubes", {}}, {bake::kCompensationPhase, 0, 0, "layers", {}}}};
+  auto summed = [](const ProgressCount& sum) {
+    ProgressUpdate update = kPhases[std::size_t(sum.phase)];
+    update.done = sum.done;
+    update.total = sum.total;
+    return update;
+  };
+  const bake::BakeProgress everyRank = [&](const ProgressUpdate& update) {
     cluster.checkStop();
-    const ProgressCount sum = cluster.reportProgress(ProgressCount{int(phase), done, total});
-    if (cluster.isRoot() && progress && sum.total > 0) progress(phase, sum.done, sum.total);
+    const int phase = std::string_view(update.phase) == bake::kHemicubePhase ? 0 : 1;
+    const ProgressCount sum = cluster.reportProgress(ProgressCount{phase, update.done, update.total});
+    if (cluster.isRoot() && progress && sum.total > 0) progress(summed(sum));
   };
   cluster.onProgress([&](const ProgressCount& sum) {
-    if (progress) progress(bake::BakePhase(sum.phase), sum.done, sum.total);
+    if (progress) progress(summed(sum));
   });
   struct ForgetProgress {  // the callback refers to this frame: drop it however the bake ends
     Cluster& cluster;

@@ -130,7 +130,7 @@ MethodResult runIbrrBake(const MethodContext& context, bool biasCompensation) {
     result.convergence.push_back({seconds, error, std::to_string(paths) + " of " + std::to_string(bake.paths) +
                                                       " paths"});
   };
-  bake::BakeProgressPrinter progress;
+  ProgressLine progress;
   const bake::BakeResult baked = bake::bakeStore(context.scene, bake, progress, &checkpoints);
   progress.finish();
   result.bakeSeconds = baked.stats.totalSeconds;
@@ -309,17 +309,13 @@ MethodResult runGather(const MethodContext& context) {
   MethodResult result;
   result.method = "gather";
   LightmapRun run(context, setup.atlasOptions, result);
-  Progress progress("gather", 0, "hemicubes");
-  std::uint64_t reported = 0;
+  ProgressLine progress;
   const lightmap::GatherResult solved = lightmap::solveGather(
       context.scene, run.atlas(), run.patches(), setup.gatherOptions,
       [&](const lightmap::GatherIterationStats& stats, std::span<const glm::vec3> radiance) {
         run.recordIterate(radiance, stats.seconds, "iteration " + std::to_string(stats.iteration));
       },
-      [&](std::uint64_t done, std::uint64_t) {
-        progress.advance(done - reported);
-        reported = done;
-      });
+      progress);
   progress.finish();
   nlohmann::json settings = nlohmann::json::parse(lightmap::gatherSettingsJson(setup.gatherOptions, solved.layersPerBatch));
   settings["iterations"] = solved.iterations.size();
@@ -373,13 +369,13 @@ MethodResult runProgressive(const MethodContext& context, bool adaptive) {
                   adaptive ? lightmap::finestAtlasOptions(context.scene, setup.atlasOptions, options.adaptive.depth)
                            : setup.atlasOptions,
                   result);
-  Progress progress(result.method, 0, "shots");
+  ProgressLine progress;
   const lightmap::ProgressiveResult solved = lightmap::solveProgressive(
       context.scene, run.atlas(), run.patches(), options,
       [&](const lightmap::ProgressiveCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
         run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.shots) + " shots");
       },
-      [&](std::uint64_t, double) { progress.advance(1); });
+      progress);
   progress.finish();
   nlohmann::json settings = nlohmann::json::parse(lightmap::progressiveSettingsJson(options));
   settings["shots"] = solved.shots;
@@ -436,13 +432,13 @@ MethodResult runStochastic(const MethodContext& context) {
   MethodResult result;
   result.method = "stochastic";
   LightmapRun run(context, setup.atlasOptions, result);
-  Progress progress("stochastic", setup.stochasticOptions.iterations, "iterations");
+  ProgressLine progress;
   const lightmap::StochasticResult solved = lightmap::solveStochastic(
       context.scene, run.atlas(), run.patches(), setup.stochasticOptions,
       [&](const lightmap::StochasticCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
         run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.iterations) + " iterations");
       },
-      [&](std::uint64_t) { progress.advance(1); });
+      progress);
   progress.finish();
   nlohmann::json settings = nlohmann::json::parse(lightmap::stochasticSettingsJson(setup.stochasticOptions));
   settings["iterationsRun"] = solved.iterations;
@@ -489,16 +485,10 @@ MethodResult runMatrix(const MethodContext& context) {
   MethodResult result;
   result.method = "matrix";
   LightmapRun run(context, setup.atlasOptions, result);
-  std::unique_ptr<Progress> progress;
-  std::uint64_t reported = 0;
+  ProgressLine progress;
   const lightmap::MatrixResult solved =
-      lightmap::solveMatrix(context.scene, run.atlas(), run.patches(), setup.matrixOptions,
-                            [&](std::uint64_t done, std::uint64_t planned) {
-                              if (!progress) progress = std::make_unique<Progress>("matrix", planned, "stages");
-                              progress->advance(done - reported);
-                              reported = done;
-                            });
-  if (progress) progress->finish();
+      lightmap::solveMatrix(context.scene, run.atlas(), run.patches(), setup.matrixOptions, progress);
+  progress.finish();
   const lightmap::MatrixSolution& solution = *solved.solution;
   const double relightMs = solved.timing.directMs + solved.timing.productMs + solved.timing.transferMs;
   run.recordIterate(solved.lightmap.radiance, solved.seconds, "k = " + std::to_string(solution.bounces));

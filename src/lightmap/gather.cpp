@@ -156,7 +156,7 @@ double takeIterate(const std::vector<glm::vec4>& readBack, const std::vector<std
 
 GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                          const GatherOptions& options, const GatherIterationCallback& onIteration,
-                         const GatherProgressCallback& onProgress) {
+                         const ProgressObserver& onProgress) {
   validateGatherOptions(options);
   const Stopwatch solveTime;
   checkGatherScene(scene);
@@ -215,7 +215,7 @@ GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, 
     const GLuint base = reflectedOnly ? direct.id() : emission.id();
     gatherAllTexels(renderer, reduction, texels.size(), layers, resolution, seen.id(), base, next.id(), [&](int count) {
       hemicubesDone += std::uint64_t(count);
-      if (onProgress) onProgress(hemicubesDone, plannedHemicubes);
+      if (onProgress) onProgress({"gather", hemicubesDone, plannedHemicubes, "hemicubes", {}});
     });
     glMemoryBarrier(GL_ALL_BARRIER_BITS);
     if (iteration == 1 && splitDirect)

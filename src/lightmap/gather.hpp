@@ -13,6 +13,7 @@
 // With h = H this is exactly the Jacobi iteration above.
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
+#include "util/progress.hpp"
 
 #include <glm/glm.hpp>
 
@@ -74,8 +75,7 @@ struct GatherResult {
 // invalid ones), e.g. to record error against a reference per iteration.
 using GatherIterationCallback =
     std::function<void(const GatherIterationStats& stats, std::span<const glm::vec3> radiance)>;
-// Called as hemicubes are done: (done so far, total planned for maxIterations).
-using GatherProgressCallback = std::function<void(std::uint64_t done, std::uint64_t total)>;
+// Progress (util/progress.hpp): phase "gather", hemicubes done of those planned for maxIterations.
 
 // Solves the lightmap on the GPU; a GL 4.5 context must be current on this thread. The result's
 // atlasOptions carry only the atlas's density: the caller sets the options it built the atlas with. The scene's
@@ -83,7 +83,7 @@ using GatherProgressCallback = std::function<void(std::uint64_t done, std::uint6
 // ibrr::Interrupted when Ctrl-C arrives (checked between batches), ibrr::Error on bad options.
 [[nodiscard]] GatherResult solveGather(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                        const GatherOptions& options, const GatherIterationCallback& onIteration = {},
-                                       const GatherProgressCallback& onProgress = {});
+                                       const ProgressObserver& onProgress = {});
 
 // Throws ibrr::Error naming the scene file when the gathering solver cannot light it: no emissive
 // surface, or point and spot lights (which have no lightmap texels). solveGather() checks too.

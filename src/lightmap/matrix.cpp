@@ -322,7 +322,7 @@ std::vector<float> computeBounceMatrix(std::span<const float> formFactors, std::
 // ---- precompute ---------------------------------------------------------------------------------
 
 MatrixSolution precomputeMatrix(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
-                                const MatrixOptions& options, const MatrixProgress& progress) {
+                                const MatrixOptions& options, const ProgressObserver& progress) {
   validateMatrixOptions(options);
   const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
   const MatrixDirect direct = resolveDirect(patches, texels, options.direct);
@@ -367,7 +367,7 @@ MatrixSolution precomputeMatrix(const scene::Scene& scene, const LightmapAtlas& 
   const std::uint64_t planned = options.storage == MatrixStorage::Compressed ? 5 : 4;
   std::uint64_t done = 0;
   const auto stageDone = [&] {
-    if (progress) progress(++done, planned);
+    if (progress) progress({"matrix", ++done, planned, "stages", {}});
   };
   stageDone();
 
@@ -938,7 +938,7 @@ Lightmap matrixLightmap(const MatrixSolution& solution, std::vector<glm::vec3> r
 }
 
 MatrixResult solveMatrix(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
-                         const MatrixOptions& options, const MatrixProgress& progress) {
+                         const MatrixOptions& options, const ProgressObserver& progress) {
   const Stopwatch watch;
   MatrixResult result;
   result.solution = std::make_shared<MatrixSolution>(precomputeMatrix(scene, atlas, patches, options, progress));

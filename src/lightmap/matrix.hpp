@@ -56,6 +56,7 @@
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
 #include "util/atomic_file.hpp"
+#include "util/progress.hpp"
 
 #include <glm/glm.hpp>
 
@@ -159,12 +160,11 @@ void checkMatrixScene(const scene::Scene& scene, MatrixDirect direct);
 // (TBB), and, for MatrixStorage::Compressed, its compressed form. Throws ibrr::Error on bad options
 // or when the atlas has more than maxPatches valid texels (naming --atlas / --texel-density), and
 // ibrr::Interrupted on Ctrl-C (checked between the stages and the products). `progress`, when
-// given, is called after each stage: (done, planned) with the stages the form factors, the k-bounce
-// matrix of each of the 3 channels, and the compression (planned = 4 dense, 5 compressed).
-using MatrixProgress = std::function<void(std::uint64_t done, std::uint64_t planned)>;
+// given, reports phase "matrix" after each stage (util/progress.hpp): the stages are the form factors, the
+// k-bounce matrix of each of the 3 channels, and the compression (planned = 4 dense, 5 compressed).
 [[nodiscard]] MatrixSolution precomputeMatrix(const scene::Scene& scene, const LightmapAtlas& atlas,
                                               const PatchList& patches, const MatrixOptions& options,
-                                              const MatrixProgress& progress = {});
+                                              const ProgressObserver& progress = {});
 
 // N_k = Σ_{h=1..k} (diag(ρ) F)^h for one channel, dense row-major n × n, from the dense F and the
 // per-row reflectance of that channel. Binary powering: S_{2m} = S_m + T^m S_m, S_{m+1} = I + T S_m.
@@ -298,7 +298,7 @@ struct MatrixResult {
   double seconds = 0.0;  // everything
 };
 [[nodiscard]] MatrixResult solveMatrix(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
-                                       const MatrixOptions& options, const MatrixProgress& progress = {});
+                                       const MatrixOptions& options, const ProgressObserver& progress = {});
 
 // The settings as one JSON object (for Lightmap::settingsJson and reports).
 std::string matrixSettingsJson(const MatrixOptions& options, MatrixDirect resolvedDirect);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <numbers>
 #include <numeric>
@@ -198,7 +199,7 @@ public:
   ProgressiveSolver(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                     const ProgressiveOptions& options);
   ProgressiveResult run(const ProgressiveCheckpointCallback& onCheckpoint,
-                        const ProgressiveProgressCallback& onProgress);
+                        const ProgressObserver& onProgress);
 
 private:
   [[nodiscard]] bool adaptive() const { return m_quadtree.has_value(); }
@@ -390,7 +391,7 @@ std::vector<glm::vec3> ProgressiveSolver::atlasRadiance(glm::dvec3& mean) {
 }
 
 ProgressiveResult ProgressiveSolver::run(const ProgressiveCheckpointCallback& onCheckpoint,
-                                         const ProgressiveProgressCallback& onProgress) {
+                                         const ProgressObserver& onProgress) {
   gpu::DebugGroup group("progressive refinement");
   std::vector<glm::vec3> radiance;
   const auto checkpoint = [&](double residualFraction) {
@@ -419,7 +420,11 @@ ProgressiveResult ProgressiveSolver::run(const ProgressiveCheckpointCallback& on
     ++m_out.shots;
     m_out.shotPowers.push_back(choice.maxPower);
     m_out.shotResiduals.push_back(float(residualFraction));
-    if (onProgress) onProgress(m_out.shots, residualFraction);
+    if (onProgress) {
+      char residual[48];
+      std::snprintf(residual, sizeof residual, "residual %.4f", residualFraction);
+      onProgress({"progressive", m_out.shots, m_options.maxShots, "shots", residual});
+    }
   }
   m_out.shootSeconds = shootTime.seconds();
   gpu::checkGlError("progressive refinement");
@@ -439,7 +444,7 @@ ProgressiveResult ProgressiveSolver::run(const ProgressiveCheckpointCallback& on
 
 ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                    const ProgressiveOptions& options, const ProgressiveCheckpointCallback& onCheckpoint,
-                                   const ProgressiveProgressCallback& onProgress) {
+                                   const ProgressObserver& onProgress) {
   ProgressiveSolver solver(scene, atlas, patches, options);
   return solver.run(onCheckpoint, onProgress);
 }

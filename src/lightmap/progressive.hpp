@@ -30,6 +30,7 @@
 #include "lightmap/quadtree.hpp"
 #include "lightmap/shooting.hpp"
 #include "scene/scene.hpp"
+#include "util/progress.hpp"
 
 #include <glm/glm.hpp>
 
@@ -107,8 +108,8 @@ using ProgressiveCheckpointCallback =
 // convergence); result.shots + 1 when it never did.
 std::uint64_t shotsToResidual(const ProgressiveResult& result, double fraction);
 
-// Called after every shot: (shots so far, residual fraction).
-using ProgressiveProgressCallback = std::function<void(std::uint64_t shots, double residualFraction)>;
+// Progress (util/progress.hpp): phase "progressive", after every shot the shots so far (of maxShots, 0 when
+// unbounded) with the residual fraction as the note.
 
 // Throws ibrr::Error naming the scene file when it has point or spot lights (no texels to shoot
 // from) or no emissive surface. No GPU needed; solveProgressive() checks too.
@@ -121,7 +122,7 @@ void checkProgressiveScene(const scene::Scene& scene);
 [[nodiscard]] ProgressiveResult solveProgressive(const scene::Scene& scene, const LightmapAtlas& atlas,
                                                  const PatchList& patches, const ProgressiveOptions& options,
                                                  const ProgressiveCheckpointCallback& onCheckpoint = {},
-                                                 const ProgressiveProgressCallback& onProgress = {});
+                                                 const ProgressObserver& onProgress = {});
 
 // The settings of a solve as one JSON object (for Lightmap::settingsJson and reports).
 std::string progressiveSettingsJson(const ProgressiveOptions& options);

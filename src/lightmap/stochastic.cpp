@@ -254,7 +254,7 @@ std::uint64_t renderShots(const HemisphereVisibility& visibility, const ShooterC
 
 StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                  const StochasticOptions& options, const StochasticCheckpointCallback& onCheckpoint,
-                                 const StochasticProgressCallback& onProgress) {
+                                 const ProgressObserver& onProgress) {
   validateStochasticOptions(options);
   const Stopwatch solveTime;
   checkShootingScene(scene, "stochastic iteration");
@@ -332,7 +332,7 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     result.iterations = m;
     result.shots += std::uint64_t(shooters);
-    if (onProgress) onProgress(m);
+    if (onProgress) onProgress({"stochastic", m, options.iterations, "iterations", {}});
   }
   result.iterateSeconds = iterateTime.seconds();
   gpu::checkGlError("stochastic iteration");

@@ -28,6 +28,7 @@
 // last iterate, its noise falls as 1/√m and the start's bias as 1/m. A run is deterministic for a seed.
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
+#include "util/progress.hpp"
 
 #include <glm/glm.hpp>
 
@@ -103,8 +104,8 @@ struct StochasticResult {
 // (width × height texels, 0 on invalid ones; read back from the GPU only for this call).
 using StochasticCheckpointCallback =
     std::function<void(const StochasticCheckpoint& checkpoint, std::span<const glm::vec3> radiance)>;
-// Called after every iteration with m so far.
-using StochasticProgressCallback = std::function<void(std::uint64_t iterations)>;
+// Progress (util/progress.hpp): phase "stochastic", after every iteration m so far of those planned (0 when a
+// time budget ends it).
 
 // Solves the lightmap on the GPU; a GL 4.5 context must be current on this thread. Emitters must be
 // emissive surfaces (point and spot lights have no texels: refused by checkShootingScene()). The
@@ -113,7 +114,7 @@ using StochasticProgressCallback = std::function<void(std::uint64_t iterations)>
 [[nodiscard]] StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas& atlas,
                                                const PatchList& patches, const StochasticOptions& options,
                                                const StochasticCheckpointCallback& onCheckpoint = {},
-                                               const StochasticProgressCallback& onProgress = {});
+                                               const ProgressObserver& onProgress = {});
 
 // The settings of a solve as one JSON object (for Lightmap::settingsJson and reports).
 std::string stochasticSettingsJson(const StochasticOptions& options);

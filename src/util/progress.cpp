@@ -142,4 +142,34 @@ void Progress::print(bool final) {
   std::fflush(stderr);
 }
 
+struct ProgressLine::State {
+  std::mutex mutex;
+  std::string phase;
+  std::unique_ptr<Progress> line;
+  std::uint64_t reported = 0;  // `done` already passed to `line`
+};
+
+ProgressLine::ProgressLine() : m_state(std::make_shared<State>()) {}
+
+void ProgressLine::operator()(const ProgressUpdate& update) {
+  const std::lock_guard lock(m_state->mutex);
+  if (!m_state->line || m_state->phase != update.phase) {
+    if (m_state->line) m_state->line->finish();
+    m_state->line = std::make_unique<Progress>(update.phase, update.total, update.unit);
+    m_state->phase = update.phase;
+    m_state->reported = 0;
+  }
+  if (update.done > m_state->reported) {  // workers may report out of order: only ever move forward
+    m_state->line->advance(update.done - m_state->reported);
+    m_state->reported = update.done;
+  }
+}
+
+void ProgressLine::finish() {
+  const std::lock_guard lock(m_state->mutex);
+  if (m_state->line) m_state->line->finish();
+  m_state->line.reset();
+  m_state->phase.clear();
+}
+
 }  // namespace ibrr

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -77,6 +79,33 @@ private:
   std::mutex m_printMutex;
   bool m_isTerminal;
   bool m_finished = false;
+};
+
+// What every long operation reports as it goes (the IBRR bake, the compensation, the four lightmap solvers):
+// its phase, how far it is in that phase, and a note. One observer type feeds the terminal's progress line
+// (ProgressLine), the viewer's bar and ibrr compare alike.
+struct ProgressUpdate {
+  const char* phase = "";   // the work's name ("hemicubes", "bias compensation", "gather", ...): a new one
+                            // starts a new line
+  std::uint64_t done = 0;   // units done so far in this phase
+  std::uint64_t total = 0;  // units planned, 0 when unknown
+  const char* unit = "";    // what is counted ("hemicubes", "layers", "shots", "iterations", "stages")
+  std::string note;         // a figure beside the count (e.g. the residual), "" for none
+};
+// Called from the thread that does the work, or from several (the observer serialises what it shows).
+using ProgressObserver = std::function<void(const ProgressUpdate&)>;
+
+// A ProgressObserver that prints each phase as its own Progress line (count, rate, time left), moving it to
+// each update's `done`. Thread-safe; copies report to the same line; finish() ends the last line.
+class ProgressLine {
+public:
+  ProgressLine();
+  void operator()(const ProgressUpdate& update);
+  void finish();
+
+private:
+  struct State;
+  std::shared_ptr<State> m_state;
 };
 
 }  // namespace ibrr

@@ -210,15 +210,16 @@ LayeredDepthCube bakeInViewer(const scene::Scene& scene, const ViewerSettings& s
   info("no store given: baking " + scene.sourcePath.filename().string() + " (" + std::to_string(settings.bake.paths) +
        " light paths, R = " + std::to_string(settings.bake.ldcResolution) + "); it will be saved to " +
        settings.bakeOutput.string());
-  bake::BakeProgressPrinter progress;
+  ProgressLine progress;
   const Stopwatch bakeTime;
   Stopwatch sinceDraw;
   bool drawn = false;
-  auto onProgress = [&](bake::BakePhase phase, std::uint64_t done, std::uint64_t total) {
-    progress(phase, done, total);
+  auto onProgress = [&](const ProgressUpdate& update) {
+    progress(update);
     // The compensation pass reports from TBB workers, which must not touch GL: stderr only. It takes
     // seconds where the hemicubes take minutes.
-    if (phase != bake::BakePhase::Hemicubes) return;
+    if (std::string_view(update.phase) != bake::kHemicubePhase) return;
+    const std::uint64_t done = update.done, total = update.total;
     if (drawn && sinceDraw.seconds() < 0.1 && done != total) return;  // ≤ 10 redraws per second
     drawn = true;
     sinceDraw.restart();
