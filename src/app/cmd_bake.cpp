@@ -45,17 +45,34 @@ const BakeMethod& bakeMethodNamed(const std::string& name) {
   throw CLI::ValidationError("--method '" + name + "': choose " + listOfNames(names));
 }
 
+bool reads(const BakeMethod& method, const std::string& flag) {
+  return std::find(method.reads.begin(), method.reads.end(), flag) != method.reads.end();
+}
+
+// The methods of the table that read `flag`.
+std::vector<std::string_view> readersOf(const std::string& flag) {
+  std::vector<std::string_view> readers;
+  for (const BakeMethod* method : bakeMethods())
+    if (reads(*method, flag)) readers.push_back(method->name);
+  return readers;
+}
+
+// Every flag of the command is read by a method of the table (checked as ibrr starts: a flag added without a
+// reader fails every run, not only the one that gives it).
+void checkEveryFlagIsRead(const CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string flag = option->get_name();
+    if (!commonFlag(flag) && flag != "--help")
+      IBRR_CHECK(!readersOf(flag).empty(), "every flag of ibrr bake is read by a method of the table (" + flag + ")");
+  }
+}
+
 // Refuses every flag given that `method` does not read, naming the methods that do.
 void refuseFlagsNotRead(const CLI::App& command, const BakeMethod& method) {
   for (const CLI::Option* option : command.get_options()) {
     const std::string flag = option->get_name();
-    if (option->count() == 0 || commonFlag(flag) || option->get_name() == "--help") continue;
-    if (std::find(method.reads.begin(), method.reads.end(), flag) != method.reads.end()) continue;
-    std::vector<std::string_view> readers;
-    for (const BakeMethod* other : bakeMethods())
-      if (std::find(other->reads.begin(), other->reads.end(), flag) != other->reads.end())
-        readers.push_back(other->name);
-    IBRR_CHECK(!readers.empty(), "every flag of ibrr bake is read by a method of the table (" + flag + ")");
+    if (option->count() == 0 || commonFlag(flag) || flag == "--help" || reads(method, flag)) continue;
+    const std::vector<std::string_view> readers = readersOf(flag);
     throw CLI::ValidationError(flag + " is not a setting of --method " + std::string(method.name) + "; --method " +
                                listOfNames(readers) + (readers.size() == 1 ? " reads" : " read") +
                                " it (see ibrr bake --help)");
@@ -272,6 +289,7 @@ void addBakeCommand(CLI::App& app) {
       "gather (direct light, default " +
       std::to_string(kGatherDefaultHemicube) + "), h of the later ones (default " +
       std::to_string(kGatherDefaultIndirectHemicube) + ") and the seed of the hemicube rotations.");
+  checkEveryFlagIsRead(*command);
   command->callback([options, command] { runBake(*command, *options); });
 }
 

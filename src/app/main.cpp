@@ -101,7 +101,6 @@ int main(int argc, char** argv) {
       "Run 'ibrr COMMAND --help' for the options of a command.\nExample: ibrr render cornell --view albedo -o "
       "cornell.png\nUnder mpirun, 'ibrr bake' and 'ibrr reference' split their work over the ranks "
       "(docs/distributed.md).");
-  for (auto addCommand : kCommands) addCommand(app);
   app.parse_complete_callback([&] {
     ibrr::setLogLevel(quiet || silent ? ibrr::LogLevel::Quiet
                                       : verbose ? ibrr::LogLevel::Verbose : ibrr::LogLevel::Normal);
@@ -110,6 +109,7 @@ int main(int argc, char** argv) {
   });
   int exitCode = 0;
   try {
+    for (auto addCommand : kCommands) addCommand(app);  // inside: a command's own IBRR_CHECKs report as errors
     app.parse(argc, argv);
     cluster.agree();  // every rank's part ended well (rank 0 has written the outputs)
   } catch (const CLI::CallForHelp& help) {
