@@ -129,8 +129,8 @@ void saveSolvedLightmap(const LightmapBakeInputs& inputs, lightmap::Lightmap sol
 // The summary's atlas line.
 void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels = "valid texels");
 // The summary's last lines: the mean radiance (when given) and the time, split into the atlas and the solve,
-// `inner` naming the solve's own part ("shots 1.20 s"; "" for none).
+// and within the solve its own part `part` (e.g. "shots"; null for none) of `partSeconds`.
 void printMeanAndTime(const LightmapBakeInputs& inputs, const glm::dvec3* meanRadiance, double solveSeconds,
-                      const std::string& inner = "");
+                      const char* part = nullptr, double partSeconds = 0.0);
 
 }  // namespace ibrr::app

@@ -86,11 +86,13 @@ void printAtlasSummary(const LightmapBakeInputs& inputs, const char* texels) {
 }
 
 void printMeanAndTime(const LightmapBakeInputs& inputs, const glm::dvec3* meanRadiance, double solveSeconds,
-                      const std::string& inner) {
+                      const char* part, double partSeconds) {
   if (meanRadiance)
     std::printf("mean radiance    %.5g %.5g %.5g (R G B)\n", meanRadiance->x, meanRadiance->y, meanRadiance->z);
-  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s%s\n", inputs.total.seconds(),
-              inputs.atlasSeconds, solveSeconds, inner.empty() ? "" : (" (" + inner + ")").c_str());
+  std::printf("time             %.2f s: atlas and patches %.2f s, solve %.2f s", inputs.total.seconds(),
+              inputs.atlasSeconds, solveSeconds);
+  if (part) std::printf(" (%s %.2f s)", part, partSeconds);
+  std::printf("\n");
 }
 
 }  // namespace ibrr::app

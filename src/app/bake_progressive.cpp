@@ -66,9 +66,7 @@ void runProgressiveBake(const BakeRequest& request) {
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.1)),
       static_cast<unsigned long long>(lightmap::shotsToResidual(result, 0.01)));
   const glm::dvec3 mean(end.meanRadiance);
-  char inner[32];
-  std::snprintf(inner, sizeof inner, "shots %.2f s", result.shootSeconds);
-  printMeanAndTime(inputs, &mean, result.seconds, inner);
+  printMeanAndTime(inputs, &mean, result.seconds, "shots", result.shootSeconds);
 }
 
 }  // namespace

@@ -66,9 +66,7 @@ void runStochasticBake(const BakeRequest& request) {
       1e3 * result.iterateSeconds / double(std::max<std::uint64_t>(result.shots, 1)),
       100.0 * double(result.emitterShots) / double(std::max<std::uint64_t>(result.shots, 1)));
   const glm::dvec3 mean(end.meanRadiance);
-  char inner[32];
-  std::snprintf(inner, sizeof inner, "iterations %.2f s", result.iterateSeconds);
-  printMeanAndTime(inputs, &mean, result.seconds, inner);
+  printMeanAndTime(inputs, &mean, result.seconds, "iterations", result.iterateSeconds);
 }
 
 }  // namespace
