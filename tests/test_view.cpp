@@ -465,3 +465,73 @@ TEST_CASE("ibrr view --matrix relights a moved light as ibrr render --matrix --m
   }
   CHECK(std::sqrt(difference / reference) > 0.05);  // measured 16% relative RMS
 }
+
+namespace {
+
+// The readbacks column of a --timings CSV, one entry per frame, with its method.
+std::vector<std::pair<std::string, long>> readbacksPerFrame(const fs::path& timings) {
+  std::vector<std::pair<std::string, long>> frames;
+  std::istringstream lines(test::readText(timings));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line[0] == '#' || line.rfind("frame,", 0) == 0) continue;
+    std::vector<std::string> fields;
+    std::istringstream cells(line);
+    for (std::string cell; std::getline(cells, cell, ',');) fields.push_back(cell);
+    REQUIRE(fields.size() == 7);
+    frames.emplace_back(fields[1], std::stol(fields[6]));
+  }
+  return frames;
+}
+
+}  // namespace
+
+TEST_CASE("ibrr view --offscreen shows a lightmap and IBRR without reading a texture back, as ibrr render draws them",
+          "[view]") {
+  const fs::path folder = test::outputDir("view_readbacks");
+  const fs::path lightmap = folder / "tiny.lightmap";
+  const test::CommandResult bake = test::runIbrr(
+      {"bake", "cornell", "--method", "gather", "--atlas", "32", "--iterations", "2", "-o", lightmap.string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  // The camera moves every frame, so every frame draws the view again.
+  test::writeText(folder / "script.json", R"({"keyframes": [{"frame": 0, "camera": "cornell"},
+      {"frame": 4, "eye": [300, 260, -700], "target": [260, 280, 0], "fov": 45}],
+      "screenshots": [{"frame": 0, "name": "first"}]})");
+  const std::string store = tinyCornellStore("view_readbacks").string();
+  for (const auto& [method, reconstruct, expected] :
+       {std::tuple{"lightmap", "gpu", "lightmap"}, std::tuple{"ibrr", "gpu", "ibrr/gpu"},
+        std::tuple{"ibrr", "cpu", "ibrr/cpu"}}) {
+    INFO(expected);
+    const fs::path timings = folder / (std::string(method) + "_" + reconstruct + ".csv");
+    const test::CommandResult view = test::runIbrr(
+        {"view", "cornell", "--offscreen", "--store", store, "--lightmap", lightmap.string(), "--method", method,
+         "--reconstruct", reconstruct, "--script", (folder / "script.json").string(), "--size", "96x64",
+         "--screenshot-dir", folder.string(), "--timings", timings.string()});
+    INFO(view.err);
+    REQUIRE(view.exitCode == 0);
+    const auto frames = readbacksPerFrame(timings);
+    REQUIRE(frames.size() == 5);
+    for (std::size_t frame = 0; frame < frames.size(); ++frame) {
+      const auto& [shown, readbacks] = frames[frame];
+      INFO("frame " << frame);
+      CHECK(shown == expected);
+      // The CPU reconstruction reads the G-buffer back by design: it shows that the count counts. A lightmap's
+      // first frame sets its display up, reading the patch list back once.
+      if (std::string(reconstruct) == "cpu")
+        CHECK(readbacks >= 1);
+      else if (std::string(method) == "lightmap" && frame == 0)
+        CHECK(readbacks == 1);
+      else
+        CHECK(readbacks == 0);
+    }
+    if (std::string(method) == "lightmap") {  // the GPU-only view is ibrr render's picture
+      const test::CommandResult render = test::runIbrr({"render", "cornell", "--lightmap", lightmap.string(), "--size",
+                                                        "96x64", "-o", (folder / "lightmap_render.exr").string()});
+      INFO(render.err);
+      REQUIRE(render.exitCode == 0);
+      requireSameImage(display::readImage(folder / "first.exr"), display::readImage(folder / "lightmap_render.exr"),
+                       1e-3f, folder, "view_readbacks");
+    }
+  }
+}

@@ -233,7 +233,8 @@ void addViewCommand(CLI::App& app) {
                    "overlay, .png; never overwriting)")
       ->capture_default_str();
   command->add_option("--timings", options->timings,
-                      "write per-frame times to this CSV (frame, method, frame/G-buffer/reconstruction/present ms)");
+                      "write per-frame times to this CSV (frame, method, frame/G-buffer/reconstruction/present "
+                      "ms, and the textures the frame read back to the CPU)");
   command
       ->add_option("--keller-paths", options->kellerPaths,
                    "light paths of the live Keller view (0: --paths); its frame cost grows with the VPLs")

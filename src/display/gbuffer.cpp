@@ -28,6 +28,11 @@ DepthRange depthRangeFor(const scene::Scene& scene, const scene::Camera& camera)
   return {std::max(diagonal * 1e-4f, farPlane * 1e-5f), farPlane};
 }
 
+glm::mat4 cameraViewProjection(const scene::Scene& scene, const scene::Camera& camera, int width, int height) {
+  const DepthRange range = depthRangeFor(scene, camera);
+  return camera.projection(float(width) / float(height), range.nearPlane, range.farPlane) * camera.view();
+}
+
 GBuffer::GBuffer(int width, int height)
     : m_width(width),
       m_height(height),
@@ -46,9 +51,7 @@ GBuffer::GBuffer(int width, int height)
 
 void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera) {
   gpu::DebugGroup group("G-buffer");
-  const DepthRange range = depthRangeFor(scene, camera);
-  const glm::mat4 viewProjection =
-      camera.projection(float(m_width) / float(m_height), range.nearPlane, range.farPlane) * camera.view();
+  const glm::mat4 viewProjection = cameraViewProjection(scene, camera, m_width, m_height);
   glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
   glViewport(0, 0, m_width, m_height);
   glDisable(GL_CULL_FACE);

@@ -16,6 +16,9 @@ struct DepthRange {
   float farPlane;
 };
 DepthRange depthRangeFor(const scene::Scene& scene, const scene::Camera& camera);
+// The camera's view-projection for a width × height view of the scene, reversed depth (scene::Camera::projection)
+// over depthRangeFor's range: every camera pass (the G-buffer, the lightmap display) draws with it.
+glm::mat4 cameraViewProjection(const scene::Scene& scene, const scene::Camera& camera, int width, int height);
 
 class GBuffer {
 public:

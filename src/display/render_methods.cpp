@@ -64,10 +64,8 @@ RenderOutput renderLightmap(const RenderRequest& request) {
   }
   const lightmap::LightmapDisplay& lightmapDisplay =
       request.settings.lightmapDisplay ? *request.settings.lightmapDisplay : *made;
-  const DepthRange range = depthRangeFor(request.scene, request.camera);
   const glm::mat4 viewProjection =
-      request.camera.projection(float(request.width) / float(request.height), range.nearPlane, range.farPlane) *
-      request.camera.view();
+      cameraViewProjection(request.scene, request.camera, request.width, request.height);
   const Stopwatch stopwatch;
   lightmap::LightmapDisplay::View view = lightmapDisplay.render(viewProjection, request.width, request.height);
   RenderOutput output;

@@ -3,6 +3,7 @@
 #include "util/error.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 namespace ibrr::gpu {
@@ -91,9 +92,23 @@ double GpuTimer::milliseconds() const {
   return double(nanoseconds) * 1e-6;
 }
 
+namespace {
+std::atomic<std::uint64_t> g_textureReadbacks{0};
+}  // namespace
+
+std::uint64_t textureReadbacks() { return g_textureReadbacks.load(); }
+void countTextureReadback() { g_textureReadbacks.fetch_add(1); }
+
+std::vector<glm::vec4> readTexture(GLuint texture, int width, int height) {
+  countTextureReadback();
+  std::vector<glm::vec4> texels(std::size_t(width) * std::size_t(height));
+  glGetTextureImage(texture, 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)), texels.data());
+  return texels;
+}
+
 std::vector<glm::vec4> readTextureTopFirst(GLuint texture, int width, int height) {
-  std::vector<glm::vec4> bottomFirst(std::size_t(width) * height), topFirst(bottomFirst.size());
-  glGetTextureImage(texture, 0, GL_RGBA, GL_FLOAT, GLsizei(bottomFirst.size() * sizeof(glm::vec4)), bottomFirst.data());
+  const std::vector<glm::vec4> bottomFirst = readTexture(texture, width, height);
+  std::vector<glm::vec4> topFirst(bottomFirst.size());
   for (int y = 0; y < height; ++y)
     std::copy_n(bottomFirst.begin() + std::ptrdiff_t(height - 1 - y) * width, width,
                 topFirst.begin() + std::ptrdiff_t(y) * width);

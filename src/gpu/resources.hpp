@@ -125,8 +125,15 @@ private:
   Query m_query;
 };
 
-// Reads level 0 of an RGBA32F texture as float RGBA, rows reordered top-first (images are
-// top-first, GL stores the bottom row first).
+// Reads level 0 of a width × height texture as float RGBA in GL's row order (the bottom row first). Every call
+// counts one texture readback.
+std::vector<glm::vec4> readTexture(GLuint texture, int width, int height);
+// The same with the rows reordered top-first (images are top-first).
 std::vector<glm::vec4> readTextureTopFirst(GLuint texture, int width, int height);
+// The texture readbacks of this process so far (readTexture calls, and those that countTextureReadback notes):
+// the viewer logs them per frame.
+[[nodiscard]] std::uint64_t textureReadbacks();
+// Notes one texture readback made without readTexture (an integer texture, a part of one).
+void countTextureReadback();
 
 }  // namespace ibrr::gpu

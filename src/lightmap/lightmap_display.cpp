@@ -225,25 +225,37 @@ void LightmapDisplay::draw(const glm::mat4& viewProjection) const {
   });
 }
 
-LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, int width, int height) const {
+LightmapViewTarget::LightmapViewTarget(int width, int height)
+    : m_width(width),
+      m_height(height),
+      m_colour(GL_RGBA32F, width, height),
+      m_depth(GL_DEPTH_COMPONENT32F, width, height),
+      m_framebuffer(gpu::Framebuffer::create()) {
+  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, m_colour.id(), 0);
+  glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, m_depth.id());
+  m_framebuffer.checkComplete("lightmap display target", width, height);
+}
+
+void LightmapDisplay::drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target) const {
   gpu::DebugGroup group("lightmap display");
-  const gpu::Texture colour(GL_RGBA32F, width, height);
-  const gpu::Renderbuffer depth(GL_DEPTH_COMPONENT32F, width, height);
-  const gpu::Framebuffer framebuffer = gpu::Framebuffer::create();
-  glNamedFramebufferTexture(framebuffer.id(), GL_COLOR_ATTACHMENT0, colour.id(), 0);
-  glNamedFramebufferRenderbuffer(framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depth.id());
-  framebuffer.checkComplete("lightmap display target", width, height);
-  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer.id());
-  glViewport(0, 0, width, height);
+  glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer());
+  glViewport(0, 0, target.width(), target.height());
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   const float zero[4] = {0, 0, 0, 0};
-  glClearNamedFramebufferfv(framebuffer.id(), GL_COLOR, 0, zero);
-  const gpu::ReversedDepthPass reversedDepth(framebuffer.id());
-  draw(viewProjection);
+  glClearNamedFramebufferfv(target.framebuffer(), GL_COLOR, 0, zero);
+  {
+    const gpu::ReversedDepthPass reversedDepth(target.framebuffer());
+    draw(viewProjection);
+  }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the lightmap display pass");
-  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(colour.id(), width, height);
+}
+
+LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, int width, int height) const {
+  const LightmapViewTarget target(width, height);
+  drawView(viewProjection, target);
+  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(target.texture(), width, height);
   View view;
   view.radiance = display::Image(width, height);
   view.covered.resize(texels.size());

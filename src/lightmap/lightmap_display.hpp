@@ -45,6 +45,24 @@ struct IncidentRadiance {
 [[nodiscard]] IncidentRadiance incidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
                                                 const std::vector<glm::vec3>& radiance);
 
+// A view's colour (RGBA32F: radiance, alpha 1 where a surface is seen) and depth target, kept on the GPU: the
+// viewer shows its texture without a readback.
+class LightmapViewTarget {
+public:
+  LightmapViewTarget(int width, int height);
+  [[nodiscard]] int width() const { return m_width; }
+  [[nodiscard]] int height() const { return m_height; }
+  [[nodiscard]] GLuint texture() const { return m_colour.id(); }
+  [[nodiscard]] GLuint framebuffer() const { return m_framebuffer.id(); }
+
+private:
+  int m_width;
+  int m_height;
+  gpu::Texture m_colour;
+  gpu::Renderbuffer m_depth;
+  gpu::Framebuffer m_framebuffer;
+};
+
 class LightmapDisplay {
 public:
   // Needs a current GL context. The lightmap must match the atlas (width, height).
@@ -55,7 +73,10 @@ public:
   // depth test on. Back faces show ρ·H without emission (emitters emit from the front only).
   void draw(const glm::mat4& viewProjection) const;
 
-  // Renders one view into an image (row 0 at the top; uncovered pixels 0) and its coverage.
+  // Draws one view into `target`, cleared first (uncovered pixels 0), on the GPU only.
+  void drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target) const;
+
+  // Renders one view into an image (row 0 at the top; uncovered pixels 0) and its coverage: drawView and a readback.
   struct View {
     display::Image radiance;
     std::vector<std::uint8_t> covered;

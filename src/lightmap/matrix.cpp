@@ -881,9 +881,7 @@ RelightTiming MatrixRelighter::relightWith(std::span<const glm::vec3> e) {
 
 std::vector<glm::vec3> MatrixRelighter::readRadiance() const {
   const MatrixSolution& s = *m_impl->solution;
-  std::vector<glm::vec4> texels(std::size_t(s.width) * std::size_t(s.height));
-  glGetTextureImage(m_impl->atlas.id(), 0, GL_RGBA, GL_FLOAT, GLsizei(texels.size() * sizeof(glm::vec4)),
-                    texels.data());
+  const std::vector<glm::vec4> texels = gpu::readTexture(m_impl->atlas.id(), s.width, s.height);
   std::vector<glm::vec3> radiance(texels.size());
   for (std::size_t t = 0; t < texels.size(); ++t) radiance[t] = glm::vec3(texels[t]);
   return radiance;

@@ -81,6 +81,7 @@ std::vector<std::uint32_t> rasterizeTriangleIds(const LightmapAtlas& atlas) {
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   std::vector<std::uint32_t> ids(std::size_t(atlas.width) * std::size_t(atlas.height));
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  gpu::countTextureReadback();
   glGetTextureImage(target.id(), 0, GL_RED_INTEGER, GL_UNSIGNED_INT, GLsizei(ids.size() * sizeof(std::uint32_t)),
                     ids.data());
   gpu::checkGlError("the lightmap patch pass");

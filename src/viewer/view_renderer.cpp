@@ -48,6 +48,7 @@ std::vector<DisplayMode> displayModes(bool haveStore, bool haveReference,
         DisplayMode shown = mode;
         if (lightmaps.size() > 1) shown.name += ":" + loaded.fileName;
         shown.summary += " (" + loaded.fileName + ", " + loaded.lightmap.method + ")";
+        shown.kind = ModeKind::Lightmap;
         shown.lightmap = &loaded.lightmap;
         shown.lightmapAtlas = &loaded.atlas;
         modes.push_back(std::move(shown));
@@ -109,6 +110,22 @@ void ViewRenderer::upload(display::Image image) {
   m_uploadedImage = std::move(image);
 }
 
+bool ViewRenderer::drawLightmap(const scene::Camera& camera, int width, int height, const DisplayMode& mode) {
+  const std::string key = viewKey(mode, camera, width, height, {}, false);
+  if (key == m_lightmapKey) return false;
+  std::unique_ptr<lightmap::LightmapDisplay>& display = m_lightmapDisplays[mode.lightmap];
+  if (!display)
+    display = std::make_unique<lightmap::LightmapDisplay>(
+        m_scene, *mode.lightmapAtlas, lightmap::rasterizePatches(m_scene, *mode.lightmapAtlas), *mode.lightmap);
+  if (!m_lightmapView || m_lightmapView->width() != width || m_lightmapView->height() != height) {
+    m_lightmapView.reset();
+    m_lightmapView.emplace(width, height);
+  }
+  display->drawView(display::cameraViewProjection(m_scene, camera, width, height), *m_lightmapView);
+  m_lightmapKey = key;
+  return true;
+}
+
 PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int height, const DisplayMode& mode,
                                const display::ReconstructionOptions& reconstruction, bool cpuReconstruction) {
   PassTimes times;
@@ -137,6 +154,11 @@ PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int heigh
       m_source = Source::GBuffer;
       m_channel = mode.channel;
       break;
+    case ModeKind::Lightmap:
+      m_source = Source::LightmapView;
+      times.rerendered = drawLightmap(camera, width, height, mode);
+      times.reconstructionMs = finishAndTake(stopwatch);
+      break;
     case ModeKind::TableMethod: {
       const std::string key = viewKey(mode, camera, width, height, reconstruction, cpuReconstruction);
       m_source = Source::Uploaded;
@@ -147,15 +169,6 @@ PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int heigh
       display::RenderSettings settings = m_tableSettings;
       settings.reconstruction = reconstruction;
       settings.cpuReconstruction = cpuReconstruction;
-      settings.lightmap = mode.lightmap;
-      settings.lightmapAtlas = mode.lightmapAtlas;
-      if (mode.lightmap && mode.lightmapAtlas) {
-        std::unique_ptr<lightmap::LightmapDisplay>& display = m_lightmapDisplays[mode.lightmap];
-        if (!display)
-          display = std::make_unique<lightmap::LightmapDisplay>(
-              m_scene, *mode.lightmapAtlas, lightmap::rasterizePatches(m_scene, *mode.lightmapAtlas), *mode.lightmap);
-        settings.lightmapDisplay = display.get();
-      }
       const display::RenderOutput output = mode.method->render({m_scene, camera, width, height, settings});
       const double totalMs = finishAndTake(stopwatch);
       times.reconstructionMs = 1e3 * output.reconstructionSeconds;
@@ -194,6 +207,10 @@ PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int heigh
       m_width = m_uploadedImage.width;
       m_height = m_uploadedImage.height;
       break;
+    case Source::LightmapView:
+      m_width = m_lightmapView->width();
+      m_height = m_lightmapView->height();
+      break;
   }
   return times;
 }
@@ -206,6 +223,8 @@ GLuint ViewRenderer::texture() const {
       return m_gbuffer->texture(m_channel);
     case Source::Uploaded:
       return m_uploaded.id();
+    case Source::LightmapView:
+      return m_lightmapView->texture();
   }
   return 0;
 }

@@ -2,10 +2,10 @@
 // What the viewer draws each frame, with the GL objects kept across frames: the scene on the GPU,
 // the camera G-buffer (re-made only when the view size changes) and the IBRR store in SSBOs
 // (uploaded once). The display methods come from `ibrr render`'s table (display/render_methods):
-// IBRR and the G-buffer views run here on the persistent objects (the same passes the table's
-// entries run, so a frame equals `ibrr render`'s image of the same camera); every other entry of
-// the table (Keller, the normal view, and the lightmap methods as they join the table) is called
-// as it is, re-rendered only when the view changes, and shown as slow as it is.
+// IBRR, the G-buffer views and the lightmaps run here on persistent objects (the same passes the table's
+// entries run, so a frame equals `ibrr render`'s image of the same camera), drawn into textures the
+// present pass shows without a readback to the CPU; every other entry of the table (Keller, the normal
+// view) is called as it is, re-rendered only when the view changes, and shown as slow as it is.
 #include "display/gbuffer.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
@@ -28,6 +28,7 @@ namespace ibrr::viewer {
 enum class ModeKind {
   Ibrr,            // persistent G-buffer + reconstruction (GPU compute shader or CPU)
   GBufferChannel,  // persistent G-buffer target shown directly (albedo, emission)
+  Lightmap,        // a loaded lightmap drawn into a target kept on the GPU (no readback) per view change
   TableMethod,     // the render_methods entry called per view change
   ReferenceError,  // IBRR at the reference's size against it, as a false-colour relative error
 };
@@ -91,13 +92,16 @@ public:
   // changed a lightmap the view shows).
   void invalidate() {
     m_uploadedKey.clear();
+    m_lightmapKey.clear();
     m_lightmapDisplays.clear();  // a relight changes the lightmap and moves its lights' texels
   }
 
 private:
-  enum class Source { Reconstruction, GBuffer, Uploaded };
+  enum class Source { Reconstruction, GBuffer, Uploaded, LightmapView };
   void ensureGBuffer(int width, int height);
   void upload(display::Image image);
+  // Draws a lightmap mode into m_lightmapView when the view changed; returns false when it was kept.
+  bool drawLightmap(const scene::Camera& camera, int width, int height, const DisplayMode& mode);
 
   const scene::Scene& m_scene;
   const LayeredDepthCube* m_store;
@@ -117,6 +121,9 @@ private:
   // One display per shown lightmap, made on first use: its atlas's patches, dilated incident
   // radiance and albedo textures stay on the GPU while the camera moves.
   std::map<const lightmap::Lightmap*, std::unique_ptr<lightmap::LightmapDisplay>> m_lightmapDisplays;
+  // The last lightmap view, on the GPU, and what it shows.
+  std::optional<lightmap::LightmapViewTarget> m_lightmapView;
+  std::string m_lightmapKey;
 };
 
 // The present pass: a texture of linear radiance into the window's default framebuffer, scaled to

@@ -3,6 +3,7 @@
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/gl.hpp"
+#include "gpu/resources.hpp"
 #include "ibrr/store_file.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -194,6 +195,7 @@ struct FrameRecord {
   double gbufferMs = 0.0;
   double reconstructionMs = 0.0;
   double presentMs = 0.0;  // present pass + overlay + swap
+  std::uint64_t readbacks = 0;  // textures read back to the CPU by the frame's relight and passes
 };
 
 double median(std::vector<double> values) {
@@ -268,11 +270,11 @@ void writeTimings(const std::filesystem::path& path, const std::vector<FrameReco
   writeFileAtomically(path, [&](const std::filesystem::path& temporary) {
     std::ofstream out(temporary);
     out << "# ibrr view timings, " << width << "x" << height << ", " << renderer << "\n";
-    out << "frame,method,frame_ms,gbuffer_ms,reconstruction_ms,present_ms\n";
+    out << "frame,method,frame_ms,gbuffer_ms,reconstruction_ms,present_ms,readbacks\n";
     char line[256];
     for (const FrameRecord& r : records) {
-      std::snprintf(line, sizeof line, "%d,%s,%.3f,%.3f,%.3f,%.3f\n", r.frame, r.method.c_str(), r.frameMs, r.gbufferMs,
-                    r.reconstructionMs, r.presentMs);
+      std::snprintf(line, sizeof line, "%d,%s,%.3f,%.3f,%.3f,%.3f,%llu\n", r.frame, r.method.c_str(), r.frameMs,
+                    r.gbufferMs, r.reconstructionMs, r.presentMs, static_cast<unsigned long long>(r.readbacks));
       out << line;
     }
     if (!out.flush()) throw Error(path.string() + ": cannot write the timings (disk full?)");
@@ -544,6 +546,7 @@ private:
     record.frame = frame;
     record.method = m_modes[m_modeIndex].name;
     if (m_modes[m_modeIndex].kind == ModeKind::Ibrr) record.method += m_cpuReconstruction ? "/cpu" : "/gpu";
+    const std::uint64_t readbacksBefore = gpu::textureReadbacks();
     if (m_relightNeeded) relight();
     if (m_renderWidth > 0 && m_renderHeight > 0) {
       const PassTimes times = m_renderer->render(m_walker.camera(), m_renderWidth, m_renderHeight,
@@ -551,6 +554,7 @@ private:
       record.gbufferMs = times.gbufferMs;
       record.reconstructionMs = times.reconstructionMs;
     }
+    record.readbacks = gpu::textureReadbacks() - readbacksBefore;  // not the screenshots below
     if (m_scripted)
       for (const ScriptScreenshot& shot : m_settings.script->screenshots)
         if (shot.frame == frame && !shot.window)
