@@ -9,7 +9,7 @@ in VertexData {
   vec2 texcoord;
 } v_in;
 
-layout(location = 16) uniform vec3 u_eye;  // camera position, world units
+layout(location = IBRR_U_GBUFFER_EYE) uniform vec3 u_eye;  // camera position, world units
 
 layout(location = 0) out vec4 o_position;
 layout(location = 1) out vec4 o_normal;

@@ -15,10 +15,10 @@ in VertexData {
   vec2 texcoord;
 } v_in;
 
-layout(location = 16) uniform vec3 u_centre;    // VPL position, world units
-layout(location = 17) uniform vec3 u_axis;      // surface normal / spot axis, unit
-layout(location = 18) uniform int u_profile;    // 0 Lambertian surface, 1 isotropic point, 2 spot
-layout(location = 19) uniform vec2 u_spotCos;   // cos of the inner and outer cone half-angles
+layout(location = IBRR_U_HEMICUBE_CENTRE) uniform vec3 u_centre;    // VPL position, world units
+layout(location = IBRR_U_HEMICUBE_AXIS) uniform vec3 u_axis;      // surface normal / spot axis, unit
+layout(location = IBRR_U_HEMICUBE_PROFILE) uniform int u_profile;    // 0 Lambertian surface, 1 isotropic point, 2 spot
+layout(location = IBRR_U_HEMICUBE_SPOT_COS) uniform vec2 u_spotCos;   // cos of the inner and outer cone half-angles
 
 layout(location = 0) out vec4 o_position;        // xyz world position, w = 1 (covered)
 layout(location = 1) out vec4 o_normalGeometry;  // xyz normal facing the VPL, w = g

@@ -7,11 +7,11 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = 0) uniform sampler2D u_position;   // xyz world, w coverage
-layout(binding = 1) uniform sampler2D u_normal;     // xyz shading normal facing the camera
-layout(binding = 2) uniform sampler2D u_albedo;
-layout(binding = 3) uniform sampler2D u_emission;
-layout(binding = 0, rgba32f) uniform writeonly image2D u_output;
+layout(binding = IBRR_T_GBUFFER_POSITION) uniform sampler2D u_position;   // xyz world, w coverage
+layout(binding = IBRR_T_GBUFFER_NORMAL) uniform sampler2D u_normal;     // xyz shading normal facing the camera
+layout(binding = IBRR_T_GBUFFER_ALBEDO) uniform sampler2D u_albedo;
+layout(binding = IBRR_T_GBUFFER_EMISSION) uniform sampler2D u_emission;
+layout(binding = IBRR_I_RECONSTRUCT_OUTPUT, rgba32f) uniform writeonly image2D u_output;
 
 const float kInvPi = 0.318309886183791;
 

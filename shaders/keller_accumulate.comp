@@ -4,29 +4,30 @@
 // with the visibility V from the VPL's hemicube atlas used as a shadow map: x is lit when the
 // surface its direction hits in the atlas is not nearer to the VPL than x (minus a bias).
 // One dispatch per VPL; the accumulation image starts as the emission.
+#include "interface.glsl"
 #include "vpl_emission.glsl"
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = 0) uniform sampler2D u_position;  // G-buffer: xyz world, w coverage
-layout(binding = 1) uniform sampler2D u_normal;    // G-buffer: normal facing the camera
-layout(binding = 2) uniform sampler2D u_albedo;
-layout(binding = 4) uniform sampler2D u_atlasPosition;  // hemicube atlas: xyz world, w coverage
-layout(binding = 0, rgba32f) uniform image2D u_accumulation;
+layout(binding = IBRR_T_GBUFFER_POSITION) uniform sampler2D u_position;  // G-buffer: xyz world, w coverage
+layout(binding = IBRR_T_GBUFFER_NORMAL) uniform sampler2D u_normal;    // G-buffer: normal facing the camera
+layout(binding = IBRR_T_GBUFFER_ALBEDO) uniform sampler2D u_albedo;
+layout(binding = IBRR_T_KELLER_ATLAS_POSITION) uniform sampler2D u_atlasPosition;  // hemicube atlas: xyz world, w coverage
+layout(binding = IBRR_I_KELLER_ACCUMULATION, rgba32f) uniform image2D u_accumulation;
 
-layout(location = 0) uniform vec3 u_centre;      // hemicube centre (the VPL), world units
-layout(location = 1) uniform vec3 u_axis;        // surface normal / spot axis
-layout(location = 2) uniform int u_profile;      // 0 Lambertian surface, 1 isotropic point, 2 spot
-layout(location = 3) uniform vec2 u_spotCos;     // inner, outer cone cosines
-layout(location = 4) uniform vec3 u_power;       // Φ, per channel
-layout(location = 5) uniform float u_clamp;      // bound on g, 0 = none
-layout(location = 6) uniform int u_faceCount;
-layout(location = 7) uniform int u_resolution;   // H
-layout(location = 8) uniform float u_biasScale;  // shadow bias per unit distance (≈ texel angle)
-layout(location = 9) uniform float u_biasMin;    // world units
-layout(location = 10) uniform int u_faceFirstRow[6];
-layout(location = 16) uniform int u_faceRows[6];
-layout(location = 22) uniform mat4 u_faceViewProjection[6];
+layout(location = IBRR_U_KELLER_CENTRE) uniform vec3 u_centre;      // hemicube centre (the VPL), world units
+layout(location = IBRR_U_KELLER_AXIS) uniform vec3 u_axis;        // surface normal / spot axis
+layout(location = IBRR_U_KELLER_PROFILE) uniform int u_profile;      // 0 Lambertian surface, 1 isotropic point, 2 spot
+layout(location = IBRR_U_KELLER_SPOT_COS) uniform vec2 u_spotCos;     // inner, outer cone cosines
+layout(location = IBRR_U_KELLER_POWER) uniform vec3 u_power;       // Φ, per channel
+layout(location = IBRR_U_KELLER_CLAMP) uniform float u_clamp;      // bound on g, 0 = none
+layout(location = IBRR_U_KELLER_FACE_COUNT) uniform int u_faceCount;
+layout(location = IBRR_U_KELLER_RESOLUTION) uniform int u_resolution;   // H
+layout(location = IBRR_U_KELLER_BIAS_SCALE) uniform float u_biasScale;  // shadow bias per unit distance (≈ texel angle)
+layout(location = IBRR_U_KELLER_BIAS_MIN) uniform float u_biasMin;    // world units
+layout(location = IBRR_U_KELLER_FACE_FIRST_ROW) uniform int u_faceFirstRow[6];
+layout(location = IBRR_U_KELLER_FACE_ROWS) uniform int u_faceRows[6];
+layout(location = IBRR_U_KELLER_FACE_VIEW_PROJECTION) uniform mat4 u_faceViewProjection[6];
 
 // Distance from the VPL to the nearest surface in the direction of x, from the atlas; -1 if the
 // direction is outside every face (behind a hemicube) or nothing was drawn there.

@@ -5,17 +5,19 @@
 // layers[offsets[g] .. offsets[g+1])), and per layer its plane (unit normal, d; decoded from the store's
 // octahedral normal on upload) and its radiosity (r, g, b before ρ; w the hemicube count).
 
-layout(std430, binding = 0) readonly buffer LdcOffsets { uint u_offsets[]; };
-layout(std430, binding = 1) readonly buffer LdcPlanes { vec4 u_planes[]; };
-layout(std430, binding = 2) readonly buffer LdcRadiosity { vec4 u_radiosity[]; };
+#include "interface.glsl"
 
-layout(location = 32) uniform vec3 u_ldcOrigin;      // min corner of the cube, world units
-layout(location = 33) uniform float u_ldcInvPixel;   // 1 / pixel width
-layout(location = 34) uniform int u_ldcResolution;   // R
-layout(location = 35) uniform float u_ldcEpsDistance;  // ε_d, world units
-layout(location = 36) uniform float u_ldcMinCos;     // 1 − ε_n
-layout(location = 37) uniform int u_ldcFilter;       // 0 nearest, 1 average, 2 bilinear
-layout(location = 38) uniform int u_ldcFilterRadius; // k of the average filter, pixels
+layout(std430, binding = IBRR_B_LDC_OFFSETS) readonly buffer LdcOffsets { uint u_offsets[]; };
+layout(std430, binding = IBRR_B_LDC_PLANES) readonly buffer LdcPlanes { vec4 u_planes[]; };
+layout(std430, binding = IBRR_B_LDC_RADIOSITY) readonly buffer LdcRadiosity { vec4 u_radiosity[]; };
+
+layout(location = IBRR_U_LDC_ORIGIN) uniform vec3 u_ldcOrigin;      // min corner of the cube, world units
+layout(location = IBRR_U_LDC_INV_PIXEL) uniform float u_ldcInvPixel;   // 1 / pixel width
+layout(location = IBRR_U_LDC_RESOLUTION) uniform int u_ldcResolution;   // R
+layout(location = IBRR_U_LDC_EPS_DISTANCE) uniform float u_ldcEpsDistance;  // ε_d, world units
+layout(location = IBRR_U_LDC_MIN_COS) uniform float u_ldcMinCos;     // 1 − ε_n
+layout(location = IBRR_U_LDC_FILTER) uniform int u_ldcFilter;       // 0 nearest, 1 average, 2 bilinear
+layout(location = IBRR_U_LDC_FILTER_RADIUS) uniform int u_ldcFilterRadius; // k of the average filter, pixels
 
 const int kFilterNearest = 0;
 const int kFilterAverage = 1;

@@ -4,11 +4,13 @@
 // with curve = clamp (u_curve 0) or Narkowicz's ACES fit x(2.51x+0.03)/(x(2.43x+0.59)+0.14)
 // (u_curve 1), then the sRGB transfer function (the window's framebuffer is not sRGB-encoding).
 
-layout(binding = 0) uniform sampler2D u_radiance;
-layout(location = 0) uniform vec2 u_viewportOrigin;  // window pixels
-layout(location = 1) uniform vec2 u_viewportSize;    // window pixels
-layout(location = 2) uniform float u_exposureScale;  // 2^stops
-layout(location = 3) uniform int u_curve;            // 0 sRGB clamp, 1 filmic
+#include "interface.glsl"
+
+layout(binding = IBRR_T_PRESENT_RADIANCE) uniform sampler2D u_radiance;
+layout(location = IBRR_U_PRESENT_VIEWPORT_ORIGIN) uniform vec2 u_viewportOrigin;  // window pixels
+layout(location = IBRR_U_PRESENT_VIEWPORT_SIZE) uniform vec2 u_viewportSize;    // window pixels
+layout(location = IBRR_U_PRESENT_EXPOSURE_SCALE) uniform float u_exposureScale;  // 2^stops
+layout(location = IBRR_U_PRESENT_CURVE) uniform int u_curve;            // 0 sRGB clamp, 1 filmic
 
 layout(location = 0) out vec4 o_color;
 

@@ -167,13 +167,63 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       {"u_hasAlbedoTexture", GL_UNIFORM, IBRR_U_HAS_ALBEDO_TEXTURE},
       {"u_materialIndex", GL_UNIFORM, IBRR_U_MATERIAL_INDEX},
       {"u_albedoTexture", GL_UNIFORM, IBRR_T_ALBEDO, true}};
+  std::vector<InterfaceEntry> gbuffer = scene, hemicube = scene;
+  gbuffer.push_back({"u_eye", GL_UNIFORM, IBRR_U_GBUFFER_EYE});
+  hemicube.insert(hemicube.end(), {{"u_centre", GL_UNIFORM, IBRR_U_HEMICUBE_CENTRE},
+                                   {"u_axis", GL_UNIFORM, IBRR_U_HEMICUBE_AXIS},
+                                   {"u_profile", GL_UNIFORM, IBRR_U_HEMICUBE_PROFILE},
+                                   {"u_spotCos", GL_UNIFORM, IBRR_U_HEMICUBE_SPOT_COS}});
+  const std::vector<InterfaceEntry> reconstruct = {
+      {"LdcOffsets", GL_SHADER_STORAGE_BLOCK, IBRR_B_LDC_OFFSETS},
+      {"LdcPlanes", GL_SHADER_STORAGE_BLOCK, IBRR_B_LDC_PLANES},
+      {"LdcRadiosity", GL_SHADER_STORAGE_BLOCK, IBRR_B_LDC_RADIOSITY},
+      {"u_ldcOrigin", GL_UNIFORM, IBRR_U_LDC_ORIGIN},
+      {"u_ldcInvPixel", GL_UNIFORM, IBRR_U_LDC_INV_PIXEL},
+      {"u_ldcResolution", GL_UNIFORM, IBRR_U_LDC_RESOLUTION},
+      {"u_ldcEpsDistance", GL_UNIFORM, IBRR_U_LDC_EPS_DISTANCE},
+      {"u_ldcMinCos", GL_UNIFORM, IBRR_U_LDC_MIN_COS},
+      {"u_ldcFilter", GL_UNIFORM, IBRR_U_LDC_FILTER},
+      {"u_ldcFilterRadius", GL_UNIFORM, IBRR_U_LDC_FILTER_RADIUS},
+      {"u_position", GL_UNIFORM, IBRR_T_GBUFFER_POSITION, true},
+      {"u_normal", GL_UNIFORM, IBRR_T_GBUFFER_NORMAL, true},
+      {"u_albedo", GL_UNIFORM, IBRR_T_GBUFFER_ALBEDO, true},
+      {"u_emission", GL_UNIFORM, IBRR_T_GBUFFER_EMISSION, true},
+      {"u_output", GL_UNIFORM, IBRR_I_RECONSTRUCT_OUTPUT, true}};
+  const std::vector<InterfaceEntry> keller = {
+      {"u_position", GL_UNIFORM, IBRR_T_GBUFFER_POSITION, true},
+      {"u_normal", GL_UNIFORM, IBRR_T_GBUFFER_NORMAL, true},
+      {"u_albedo", GL_UNIFORM, IBRR_T_GBUFFER_ALBEDO, true},
+      {"u_atlasPosition", GL_UNIFORM, IBRR_T_KELLER_ATLAS_POSITION, true},
+      {"u_accumulation", GL_UNIFORM, IBRR_I_KELLER_ACCUMULATION, true},
+      {"u_centre", GL_UNIFORM, IBRR_U_KELLER_CENTRE},
+      {"u_axis", GL_UNIFORM, IBRR_U_KELLER_AXIS},
+      {"u_profile", GL_UNIFORM, IBRR_U_KELLER_PROFILE},
+      {"u_spotCos", GL_UNIFORM, IBRR_U_KELLER_SPOT_COS},
+      {"u_power", GL_UNIFORM, IBRR_U_KELLER_POWER},
+      {"u_clamp", GL_UNIFORM, IBRR_U_KELLER_CLAMP},
+      {"u_faceCount", GL_UNIFORM, IBRR_U_KELLER_FACE_COUNT},
+      {"u_resolution", GL_UNIFORM, IBRR_U_KELLER_RESOLUTION},
+      {"u_biasScale", GL_UNIFORM, IBRR_U_KELLER_BIAS_SCALE},
+      {"u_biasMin", GL_UNIFORM, IBRR_U_KELLER_BIAS_MIN},
+      {"u_faceFirstRow[0]", GL_UNIFORM, IBRR_U_KELLER_FACE_FIRST_ROW},
+      {"u_faceRows[0]", GL_UNIFORM, IBRR_U_KELLER_FACE_ROWS},
+      {"u_faceViewProjection[0]", GL_UNIFORM, IBRR_U_KELLER_FACE_VIEW_PROJECTION}};
+  const std::vector<InterfaceEntry> present = {
+      {"u_radiance", GL_UNIFORM, IBRR_T_PRESENT_RADIANCE, true},
+      {"u_viewportOrigin", GL_UNIFORM, IBRR_U_PRESENT_VIEWPORT_ORIGIN},
+      {"u_viewportSize", GL_UNIFORM, IBRR_U_PRESENT_VIEWPORT_SIZE},
+      {"u_exposureScale", GL_UNIFORM, IBRR_U_PRESENT_EXPOSURE_SCALE},
+      {"u_curve", GL_UNIFORM, IBRR_U_PRESENT_CURVE}};
   const struct {
     std::vector<std::string> files;
     const std::vector<InterfaceEntry>& entries;
   } programs[] = {{{"ldc_insert.comp"}, insert},
                   {{"ldc_flush.comp"}, flush},
-                  {{"scene.vert", "gbuffer.frag"}, scene},
-                  {{"scene.vert", "hemicube.frag"}, scene}};
+                  {{"scene.vert", "gbuffer.frag"}, gbuffer},
+                  {{"scene.vert", "hemicube.frag"}, hemicube},
+                  {{"ibrr_reconstruct.comp"}, reconstruct},
+                  {{"keller_accumulate.comp"}, keller},
+                  {{"viewer_display.vert", "viewer_display.frag"}, present}};
   int checked = 0;
   for (const auto& row : programs) {
     const gpu::Program program = gpu::loadProgram(row.files);
@@ -186,7 +236,7 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       ++checked;
     }
   }
-  CHECK(checked >= 45);  // every buffer and sampler, and all but a few inactive uniforms
+  CHECK(checked >= 90);  // every buffer, sampler and image, and all but a few inactive uniforms (96 on llvmpipe)
 }
 
 TEST_CASE("a compile error names the included file and its line", "[gpu][shader]") {

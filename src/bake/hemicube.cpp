@@ -5,16 +5,17 @@
 #include "ibrr/hemicube_samples.hpp"
 #include "util/error.hpp"
 #include "util/stopwatch.hpp"
+#include "shaders/interface.glsl"
 
 #include <glm/gtc/matrix_transform.hpp>
 
 namespace ibrr::bake {
 namespace {
 
-constexpr GLint kUniformCentre = gpu::kFirstPassUniform;       // hemicube.frag u_centre
-constexpr GLint kUniformAxis = gpu::kFirstPassUniform + 1;     // u_axis
-constexpr GLint kUniformProfile = gpu::kFirstPassUniform + 2;  // u_profile
-constexpr GLint kUniformSpotCos = gpu::kFirstPassUniform + 3;  // u_spotCos
+constexpr GLint kUniformCentre = IBRR_U_HEMICUBE_CENTRE;    // hemicube.frag u_centre
+constexpr GLint kUniformAxis = IBRR_U_HEMICUBE_AXIS;        // u_axis
+constexpr GLint kUniformProfile = IBRR_U_HEMICUBE_PROFILE;  // u_profile
+constexpr GLint kUniformSpotCos = IBRR_U_HEMICUBE_SPOT_COS; // u_spotCos
 
 // A unit vector perpendicular to n (Frisvad-style branch on the smallest component).
 glm::vec3 perpendicular(const glm::vec3& n) {

@@ -3,13 +3,14 @@
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "shaders/interface.glsl"
 
 #include <algorithm>
 
 namespace ibrr::display {
 
 namespace {
-constexpr GLint kUniformEye = gpu::kFirstPassUniform;  // gbuffer.frag: u_eye
+constexpr GLint kUniformEye = IBRR_U_GBUFFER_EYE;  // gbuffer.frag: u_eye
 }
 
 DepthRange depthRangeFor(const scene::Scene& scene, const scene::Camera& camera) {

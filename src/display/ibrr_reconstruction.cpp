@@ -4,6 +4,7 @@
 #include "gpu/shader.hpp"
 #include "ibrr/octahedral.hpp"
 #include "util/stopwatch.hpp"
+#include "shaders/interface.glsl"
 
 #include <tbb/parallel_for.h>
 #include <glm/gtc/constants.hpp>
@@ -12,13 +13,13 @@ namespace ibrr::display {
 namespace {
 
 // Uniform locations of shaders/ldc_lookup.glsl.
-constexpr GLint kUniformOrigin = 32;
-constexpr GLint kUniformInvPixel = 33;
-constexpr GLint kUniformResolution = 34;
-constexpr GLint kUniformEpsDistance = 35;
-constexpr GLint kUniformMinCos = 36;
-constexpr GLint kUniformFilter = 37;
-constexpr GLint kUniformFilterRadius = 38;
+constexpr GLint kUniformOrigin = IBRR_U_LDC_ORIGIN;
+constexpr GLint kUniformInvPixel = IBRR_U_LDC_INV_PIXEL;
+constexpr GLint kUniformResolution = IBRR_U_LDC_RESOLUTION;
+constexpr GLint kUniformEpsDistance = IBRR_U_LDC_EPS_DISTANCE;
+constexpr GLint kUniformMinCos = IBRR_U_LDC_MIN_COS;
+constexpr GLint kUniformFilter = IBRR_U_LDC_FILTER;
+constexpr GLint kUniformFilterRadius = IBRR_U_LDC_FILTER_RADIUS;
 
 int filterCode(RetrievalFilter filter) {
   switch (filter) {
@@ -108,11 +109,14 @@ void GpuReconstructor::run(const GBuffer& gbuffer, const ReconstructionOptions& 
   glProgramUniform1f(program, kUniformMinCos, 1.0f - m_store.params().epsNormal);
   glProgramUniform1i(program, kUniformFilter, filterCode(options.filter));
   glProgramUniform1i(program, kUniformFilterRadius, options.filterRadius);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, m_offsets.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, m_planes.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 2, m_radiosity.id());
-  for (GLuint unit = 0; unit < 4; ++unit) glBindTextureUnit(unit, gbuffer.texture(GBufferChannel(unit)));
-  glBindImageTexture(0, m_output.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_LDC_OFFSETS, m_offsets.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_LDC_PLANES, m_planes.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_LDC_RADIOSITY, m_radiosity.id());
+  glBindTextureUnit(IBRR_T_GBUFFER_POSITION, gbuffer.texture(GBufferChannel::Position));
+  glBindTextureUnit(IBRR_T_GBUFFER_NORMAL, gbuffer.texture(GBufferChannel::Normal));
+  glBindTextureUnit(IBRR_T_GBUFFER_ALBEDO, gbuffer.texture(GBufferChannel::Albedo));
+  glBindTextureUnit(IBRR_T_GBUFFER_EMISSION, gbuffer.texture(GBufferChannel::Emission));
+  glBindImageTexture(IBRR_I_RECONSTRUCT_OUTPUT, m_output.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
   m_program.use();
   glDispatchCompute(GLuint((gbuffer.width() + 7) / 8), GLuint((gbuffer.height() + 7) / 8), 1);
   glMemoryBarrier(GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT);

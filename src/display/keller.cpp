@@ -4,6 +4,7 @@
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
 #include "util/stopwatch.hpp"
+#include "shaders/interface.glsl"
 
 #include <glm/gtc/constants.hpp>
 #include <glm/gtc/type_ptr.hpp>
@@ -46,32 +47,35 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
                      GL_TEXTURE_2D, 0, 0, 0, 0, gbuffer.width(), gbuffer.height(), 1);
   const GLuint id = program.id();
   const float clamp = bake::geometryClampFor(scene, options, bake::kKellerClampDistances);
-  glProgramUniform1f(id, 5, clamp);
-  glProgramUniform1f(id, 9, hemicubes.surfaceOffset() * 2.0f);
+  glProgramUniform1f(id, IBRR_U_KELLER_CLAMP, clamp);
+  glProgramUniform1f(id, IBRR_U_KELLER_BIAS_MIN, hemicubes.surfaceOffset() * 2.0f);
   bake::HemicubeCapture capture;
   for (const rays::Vpl& vpl : vpls.vpls) {
     const int resolution = bake::hemicubeResolutionFor(vpl, options);
     hemicubes.draw(bake::hemicubeSourceFor(vpl, scene), resolution, capture);
     const bake::HemicubeSource& source = capture.source;
     const glm::vec3 axis = source.profile == bake::EmissionProfile::IsotropicPoint ? glm::vec3(0, 1, 0) : source.axis;
-    glProgramUniform3fv(id, 0, 1, glm::value_ptr(capture.centre));
-    glProgramUniform3fv(id, 1, 1, glm::value_ptr(axis));
-    glProgramUniform1i(id, 2, int(source.profile));
-    glProgramUniform2f(id, 3, source.spotCosInner, source.spotCosOuter);
-    glProgramUniform3fv(id, 4, 1, glm::value_ptr(vpl.power));
-    glProgramUniform1i(id, 6, int(capture.faces.size()));
-    glProgramUniform1i(id, 7, resolution);
+    glProgramUniform3fv(id, IBRR_U_KELLER_CENTRE, 1, glm::value_ptr(capture.centre));
+    glProgramUniform3fv(id, IBRR_U_KELLER_AXIS, 1, glm::value_ptr(axis));
+    glProgramUniform1i(id, IBRR_U_KELLER_PROFILE, int(source.profile));
+    glProgramUniform2f(id, IBRR_U_KELLER_SPOT_COS, source.spotCosInner, source.spotCosOuter);
+    glProgramUniform3fv(id, IBRR_U_KELLER_POWER, 1, glm::value_ptr(vpl.power));
+    glProgramUniform1i(id, IBRR_U_KELLER_FACE_COUNT, int(capture.faces.size()));
+    glProgramUniform1i(id, IBRR_U_KELLER_RESOLUTION, resolution);
     // One atlas texel spans about 2/H radians: the surface behind it may be that much farther
     // along the ray per unit distance.
-    glProgramUniform1f(id, 8, 2.0f / float(resolution));
+    glProgramUniform1f(id, IBRR_U_KELLER_BIAS_SCALE, 2.0f / float(resolution));
     for (std::size_t f = 0; f < capture.faces.size(); ++f) {
-      glProgramUniform1i(id, GLint(10 + f), capture.faces[f].firstRow);
-      glProgramUniform1i(id, GLint(16 + f), capture.faces[f].rows);
-      glProgramUniformMatrix4fv(id, GLint(22 + f), 1, GL_FALSE, glm::value_ptr(capture.faces[f].viewProjection));
+      glProgramUniform1i(id, GLint(IBRR_U_KELLER_FACE_FIRST_ROW + f), capture.faces[f].firstRow);
+      glProgramUniform1i(id, GLint(IBRR_U_KELLER_FACE_ROWS + f), capture.faces[f].rows);
+      glProgramUniformMatrix4fv(id, GLint(IBRR_U_KELLER_FACE_VIEW_PROJECTION + f), 1, GL_FALSE,
+                                glm::value_ptr(capture.faces[f].viewProjection));
     }
-    for (GLuint unit = 0; unit < 3; ++unit) glBindTextureUnit(unit, gbuffer.texture(GBufferChannel(unit)));
-    glBindTextureUnit(4, hemicubes.positionTexture());
-    glBindImageTexture(0, accumulation.id(), 0, GL_FALSE, 0, GL_READ_WRITE, GL_RGBA32F);
+    glBindTextureUnit(IBRR_T_GBUFFER_POSITION, gbuffer.texture(GBufferChannel::Position));
+    glBindTextureUnit(IBRR_T_GBUFFER_NORMAL, gbuffer.texture(GBufferChannel::Normal));
+    glBindTextureUnit(IBRR_T_GBUFFER_ALBEDO, gbuffer.texture(GBufferChannel::Albedo));
+    glBindTextureUnit(IBRR_T_KELLER_ATLAS_POSITION, hemicubes.positionTexture());
+    glBindImageTexture(IBRR_I_KELLER_ACCUMULATION, accumulation.id(), 0, GL_FALSE, 0, GL_READ_WRITE, GL_RGBA32F);
     program.use();
     glDispatchCompute(GLuint((gbuffer.width() + 7) / 8), GLuint((gbuffer.height() + 7) / 8), 1);
     // The next VPL redraws the atlas and reads the accumulation.

@@ -5,6 +5,7 @@
 #include "metrics/metrics.hpp"
 #include "util/error.hpp"
 #include "util/stopwatch.hpp"
+#include "shaders/interface.glsl"
 
 #include <cmath>
 #include <cstdio>
@@ -13,10 +14,10 @@ namespace ibrr::viewer {
 namespace {
 
 // viewer_display.frag uniforms.
-constexpr GLint kUniformViewportOrigin = 0;
-constexpr GLint kUniformViewportSize = 1;
-constexpr GLint kUniformExposureScale = 2;
-constexpr GLint kUniformCurve = 3;
+constexpr GLint kUniformViewportOrigin = IBRR_U_PRESENT_VIEWPORT_ORIGIN;
+constexpr GLint kUniformViewportSize = IBRR_U_PRESENT_VIEWPORT_SIZE;
+constexpr GLint kUniformExposureScale = IBRR_U_PRESENT_EXPOSURE_SCALE;
+constexpr GLint kUniformCurve = IBRR_U_PRESENT_CURVE;
 
 // Everything a table method's image depends on, so that it is re-run only when one changes.
 std::string viewKey(const DisplayMode& mode, const scene::Camera& camera, int width, int height,
@@ -267,7 +268,7 @@ void Presenter::draw(GLuint target, GLuint texture, int textureWidth, int textur
   glProgramUniform1f(program, kUniformExposureScale, std::exp2(tone.exposureStops));
   glProgramUniform1i(program, kUniformCurve, tone.curve == display::ToneCurve::Filmic ? 1 : 0);
   m_program.use();
-  glBindTextureUnit(0, texture);
+  glBindTextureUnit(IBRR_T_PRESENT_RADIANCE, texture);
   glBindVertexArray(m_vertexArray.id());
   glDrawArrays(GL_TRIANGLES, 0, 3);
   glBindVertexArray(0);
