@@ -1,8 +1,8 @@
 // IBRR end to end on the GPU: bake a store from VPL hemicubes, reconstruct views from it.
 #include "bake/bake.hpp"
-#include "bake/hemicube.hpp"
 #include "display/gbuffer.hpp"
 #include "display/ibrr_reconstruction.hpp"
+#include "gpu/hemicube.hpp"
 #include "ibrr/store_file.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
@@ -47,9 +47,9 @@ TEST_CASE("hemicube faces cover the hemisphere: their pixels' solid angles sum t
   for (auto [resolution, tolerance] : {std::pair{8, 5e-3}, std::pair{64, 1e-4}}) {
     for (bool fullCube : {false, true}) {
       double total = 0.0;
-      for (const bake::HemicubeFace& face : bake::hemicubeFaces(glm::vec3(0.3f, 0.9f, -0.2f), resolution, fullCube))
+      for (const gpu::HemicubeFace& face : gpu::hemicubeFaces(glm::vec3(0.3f, 0.9f, -0.2f), resolution, fullCube))
         for (int row = 0; row < face.rows; ++row)
-          for (int x = 0; x < resolution; ++x) total += bake::atlasPixelSolidAngle(face, resolution, x, row);
+          for (int x = 0; x < resolution; ++x) total += gpu::atlasPixelSolidAngle(face, resolution, x, row);
       CHECK(total == Approx((fullCube ? 4.0 : 2.0) * glm::pi<double>()).epsilon(tolerance));
     }
   }
@@ -73,19 +73,19 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
   scene.materials.push_back(scene::Material{});
   scene.finalize();
   const gpu::SceneRenderer renderer(scene);
-  bake::HemicubeRenderer hemicubes(renderer, scene, 64);
-  bake::HemicubeSource source;
+  gpu::HemicubeRenderer hemicubes(renderer, scene, 64);
+  gpu::HemicubeSource source;
   source.position = {0.0f, 1.0f, 0.0f};
   source.axis = {0.0f, -1.0f, 0.0f};
-  bake::HemicubeCapture capture;
+  gpu::HemicubeCapture capture;
   hemicubes.render(source, 64, capture);
   int frontCovered = 0;
   double coveredSolidAngle = 0.0;
-  for (const bake::HemicubeFace& face : capture.faces)
+  for (const gpu::HemicubeFace& face : capture.faces)
     for (int row = 0; row < face.rows; ++row)
       for (int x = 0; x < 64; ++x) {
         if (capture.positions[std::size_t(face.firstRow + row) * 64 + x].w < 0.5f) continue;
-        coveredSolidAngle += bake::atlasPixelSolidAngle(face, 64, x, row);
+        coveredSolidAngle += gpu::atlasPixelSolidAngle(face, 64, x, row);
         frontCovered += face.firstRow == 0 ? 1 : 0;
       }
   // The front face sees only floor; in all, the a × a square (a = 2L) seen from height d subtends
@@ -106,25 +106,25 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
   }
 
   // An isotropic point light gets a full cube and g = cosθx/(4π r²).
-  source.profile = bake::EmissionProfile::IsotropicPoint;
+  source.profile = gpu::EmissionProfile::IsotropicPoint;
   hemicubes.render(source, 64, capture);
   REQUIRE(capture.faces.size() == 6);
   double pointSolidAngle = 0.0;
-  for (const bake::HemicubeFace& face : capture.faces)
+  for (const gpu::HemicubeFace& face : capture.faces)
     for (int row = 0; row < face.rows; ++row)
       for (int x = 0; x < 64; ++x) {
         const std::size_t i = std::size_t(face.firstRow + row) * 64 + x;
         if (capture.positions[i].w < 0.5f) continue;
-        pointSolidAngle += bake::atlasPixelSolidAngle(face, 64, x, row);
+        pointSolidAngle += gpu::atlasPixelSolidAngle(face, 64, x, row);
         const glm::vec3 d = glm::vec3(capture.positions[i]) - source.position;
         const float r2 = glm::dot(d, d);
-        CHECK(capture.normalsGeometry[i].w == Approx(1.0f / std::sqrt(r2) / (4.0f * glm::pi<float>() * r2)).epsilon(1e-4));
+        CHECK(capture.normalsGeometry[i].w ==
+              Approx(1.0f / std::sqrt(r2) / (4.0f * glm::pi<float>() * r2)).epsilon(1e-4));
       }
   CHECK(pointSolidAngle == Approx(4.0 * std::asin(side2 / (side2 + 4.0))).epsilon(2e-3));
 }
 
-TEST_CASE("no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge",
-          "[ibrr][gpu]") {
+TEST_CASE("no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge", "[ibrr][gpu]") {
   test::glContext();
   // A floor (y = 0) meeting a back wall (z = 1) under a point light. Coarse hemicubes (H = 16: a hemicube
   // pixel covers about 4 LDI pixels here) make the gap visible: the hemicube pixel that straddles the edge shows
@@ -364,8 +364,8 @@ StoreAgreement compareStores(const LayeredDepthCube& actual, const LayeredDepthC
     for (std::size_t k = 0; k < e.size(); ++k) {
       const PackedLayer &x = a[k], &y = e[k];
       const double scale = std::max({1e-6 * double(brightest), double(y.r), double(y.g), double(y.b)});
-      const double difference = std::max({std::fabs(double(x.r) - y.r), std::fabs(double(x.g) - y.g),
-                                          std::fabs(double(x.b) - y.b)}) / scale;
+      const double difference =
+          std::max({std::fabs(double(x.r) - y.r), std::fabs(double(x.g) - y.g), std::fabs(double(x.b) - y.b)}) / scale;
       agreement.worst = std::max(agreement.worst, difference);
       if (difference > tolerance || x.count != y.count) ++agreement.beyond;
     }

@@ -2,8 +2,8 @@
 
 #include "bake/bias_compensation.hpp"
 #include "bake/gpu_insertion.hpp"
-#include "bake/hemicube.hpp"
 #include "gpu/context.hpp"
+#include "gpu/hemicube.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_builder.hpp"
@@ -37,7 +37,7 @@ namespace {
 
 // A batch of read-back hemicubes waiting to be warped together (more parallel work per insertion).
 struct Batch {
-  std::vector<HemicubeCapture> captures;
+  std::vector<gpu::HemicubeCapture> captures;
   std::vector<glm::vec3> powers;  // Φ of each capture's VPL
   std::size_t used = 0;
   std::size_t pixels = 0;
@@ -81,8 +81,8 @@ constexpr std::size_t kBatchHemicubes = 64;
 
 // The edge reach of atlas pixel (x, row) of `face`, a sample at p with normal n and footprint `area`: the sum
 // over its four neighbours within the face that meet its surface at an edge (ibrr::edgeReachTowards).
-glm::vec3 edgeReach(const HemicubeCapture& capture, const HemicubeFace& face, int x, int row, const glm::vec3& p,
-                    const glm::vec3& n, float area) {
+glm::vec3 edgeReach(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face, int x, int row,
+                    const glm::vec3& p, const glm::vec3& n, float area) {
   constexpr int kSteps[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
   const int width = capture.width();
   glm::vec3 reach(0.0f);
@@ -92,8 +92,8 @@ glm::vec3 edgeReach(const HemicubeCapture& capture, const HemicubeFace& face, in
     if (nx < 0 || nx >= width || nrow < 0 || nrow >= face.rows) continue;
     const std::size_t index = std::size_t(face.firstRow + nrow) * width + nx;
     if (capture.positions[index].w < 0.5f) continue;
-    reach += edgeReachTowards(p, n, area, glm::vec3(capture.positions[index]),
-                              glm::vec3(capture.normalsGeometry[index]));
+    reach +=
+        edgeReachTowards(p, n, area, glm::vec3(capture.positions[index]), glm::vec3(capture.normalsGeometry[index]));
   }
   return reach;
 }
@@ -101,12 +101,12 @@ glm::vec3 edgeReach(const HemicubeCapture& capture, const HemicubeFace& face, in
 // Covered atlas pixels of one capture → store samples: value Φ·g (g clamped if asked), footprint
 // A = dω·r²/cosθx from the pixel's solid angle (ibrr::footprintArea), and the reach of samples beside an edge
 // where two surfaces meet (shaders/ldc_insert.comp does the same).
-void captureToSamples(const HemicubeCapture& capture, const glm::vec3& power, float geometryClamp,
+void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& power, float geometryClamp,
                       HemicubeSamples& samples) {
   samples.clear();
   samples.centre = capture.centre;
   const int width = capture.width();
-  for (const HemicubeFace& face : capture.faces) {
+  for (const gpu::HemicubeFace& face : capture.faces) {
     for (int row = 0; row < face.rows; ++row) {
       for (int x = 0; x < width; ++x) {
         const std::size_t index = std::size_t(face.firstRow + row) * width + x;
@@ -121,7 +121,7 @@ void captureToSamples(const HemicubeCapture& capture, const glm::vec3& power, fl
         const glm::vec3 toCentre = capture.centre - p;
         const float distance = glm::length(toCentre);
         const float cosTheta = distance > 0.0f ? glm::dot(n, toCentre) / distance : 1.0f;
-        const float solidAngle = atlasPixelSolidAngle(face, capture.resolution, x, row);
+        const float solidAngle = gpu::atlasPixelSolidAngle(face, capture.resolution, x, row);
         const float area = footprintArea(solidAngle, distance, cosTheta);
         samples.add(p, n, power * g, area, edgeReach(capture, face, x, row, p, n, area));
       }
@@ -131,19 +131,19 @@ void captureToSamples(const HemicubeCapture& capture, const glm::vec3& power, fl
 
 }  // namespace
 
-HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene) {
-  HemicubeSource source;
+gpu::HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene) {
+  gpu::HemicubeSource source;
   source.position = vpl.position;
   source.axis = vpl.normal;
   switch (vpl.kind) {
     case rays::VplKind::Surface:
-      source.profile = EmissionProfile::LambertianSurface;
+      source.profile = gpu::EmissionProfile::LambertianSurface;
       break;
     case rays::VplKind::Point:
-      source.profile = EmissionProfile::IsotropicPoint;
+      source.profile = gpu::EmissionProfile::IsotropicPoint;
       break;
     case rays::VplKind::Spot: {
-      source.profile = EmissionProfile::Spot;
+      source.profile = gpu::EmissionProfile::Spot;
       const scene::SpotLight& spot = scene.spotLights.at(vpl.light);
       source.spotCosInner = spot.cosInner;
       source.spotCosOuter = spot.cosOuter;
@@ -255,7 +255,7 @@ public:
 // renders the next one into the other batch.
 class CpuWarp final : public Warp {
 public:
-  CpuWarp(HemicubeRenderer& hemicubes, const scene::Scene& scene, LdcBuilder& builder, float geometryClamp,
+  CpuWarp(gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene, LdcBuilder& builder, float geometryClamp,
           BakeStats& stats)
       : m_hemicubes(hemicubes), m_scene(scene), m_builder(builder), m_clamp(geometryClamp), m_stats(stats) {}
   ~CpuWarp() noexcept override {  // never leave a task running on the builder
@@ -269,7 +269,7 @@ public:
     Batch& batch = m_batches[m_filling];
     if (batch.captures.size() <= batch.used) batch.captures.emplace_back();
     if (batch.powers.size() <= batch.used) batch.powers.emplace_back();
-    HemicubeCapture& capture = batch.captures[batch.used];
+    gpu::HemicubeCapture& capture = batch.captures[batch.used];
     m_hemicubes.render(hemicubeSourceFor(vpl, m_scene), resolution, capture);
     batch.powers[batch.used] = vpl.power;
     ++batch.used;
@@ -323,7 +323,7 @@ private:
     m_batches[m_filling].clear();
   }
 
-  HemicubeRenderer& m_hemicubes;
+  gpu::HemicubeRenderer& m_hemicubes;
   const scene::Scene& m_scene;
   LdcBuilder& m_builder;
   float m_clamp;
@@ -338,7 +338,7 @@ private:
 // Inserts each hemicube on the GPU right after drawing it (gpu_insertion.hpp).
 class GpuWarp final : public Warp {
 public:
-  GpuWarp(HemicubeRenderer& hemicubes, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel,
+  GpuWarp(gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel,
           int maxResolution, float geometryClamp)
       : m_hemicubes(hemicubes), m_scene(scene), m_insertion(seeded, kernel, maxResolution), m_clamp(geometryClamp) {}
 
@@ -361,11 +361,11 @@ public:
   }
 
 private:
-  HemicubeRenderer& m_hemicubes;
+  gpu::HemicubeRenderer& m_hemicubes;
   const scene::Scene& m_scene;
   GpuInsertion m_insertion;
   float m_clamp;
-  HemicubeCapture m_layout;
+  gpu::HemicubeCapture m_layout;
   double m_warpSeconds = 0.0;
 };
 
@@ -385,9 +385,9 @@ rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32
 
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
 // i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
-std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, HemicubeRenderer& hemicubes, Warp& warp,
-                          const BakeProgress& progress, const BakeCheckpoints* checkpoints, const Stopwatch& bakeTime,
-                          double& checkpointSeconds, BakeStats& stats) {
+std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, gpu::HemicubeRenderer& hemicubes,
+                          Warp& warp, const BakeProgress& progress, const BakeCheckpoints* checkpoints,
+                          const Stopwatch& bakeTime, double& checkpointSeconds, BakeStats& stats) {
   std::size_t nextCheckpoint = 0;
   auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
   const std::uint64_t total = vpls.vpls.size();
@@ -439,8 +439,8 @@ LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
 }  // namespace
 
 std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& options) {
-  constexpr double kBytesPerLayer = 200.0;     // builder tiles, seeds, store, GPU warp buffers
-  constexpr double kBytesPerPixel = 16.0;      // offset arrays of the builder, the store and the warp
+  constexpr double kBytesPerLayer = 200.0;           // builder tiles, seeds, store, GPU warp buffers
+  constexpr double kBytesPerPixel = 16.0;            // offset arrays of the builder, the store and the warp
   constexpr double kFixedBytes = 256.0 * (1 << 20);  // GL, hemicube atlas, VPLs
   const LdcFrame frame(resolveParams(storeParams(scene, options)));
   const double pixelArea = double(frame.pixelSize()) * double(frame.pixelSize());
@@ -468,8 +468,7 @@ void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                              const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
-  if (checkpoints && options.isShare())
-    throw Error("checkpoints need the whole bake, not a share of its light paths");
+  if (checkpoints && options.isShare()) throw Error("checkpoints need the whole bake, not a share of its light paths");
   const WarpDevice warpDevice = resolveWarpDevice(options.warp);
   if (warpDevice == WarpDevice::Gpu && !options.seedLayersFromGeometry)
     throw Error("--warp gpu inserts into the layers the geometry seeds; it cannot bake without them");
@@ -502,7 +501,8 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
   stats.vplsPerBounce = vpls.countPerBounce;
 
   const gpu::SceneRenderer renderer(scene);
-  HemicubeRenderer hemicubes(renderer, scene, std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
+  gpu::HemicubeRenderer hemicubes(renderer, scene,
+                                  std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
   std::unique_ptr<Warp> warp;
   if (warpDevice == WarpDevice::Gpu)
     warp = std::make_unique<GpuWarp>(hemicubes, scene, builder, options.splat,

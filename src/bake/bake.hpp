@@ -4,7 +4,7 @@
 // depth cube with its value Φ·g, its footprint and its normal. The GL thread renders hemicube k+1
 // while TBB warps batch k, so the rasteriser and the CPU work at the same time.
 #include "bake/bias_compensation.hpp"
-#include "bake/hemicube.hpp"
+#include "gpu/hemicube.hpp"
 #include "ibrr/ldc.hpp"
 #include "ibrr/ldc_builder.hpp"
 #include "ibrr/splat.hpp"
@@ -134,7 +134,7 @@ rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& opti
 
 // The hemicube emitter for a VPL, and its hemicube resolution under `options` (H on the lights,
 // h after a bounce).
-HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene);
+gpu::HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene);
 int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
 
 // The bake's two long parts, in order, for progress.

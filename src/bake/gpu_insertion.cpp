@@ -254,8 +254,8 @@ void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
   for (std::uint32_t pixel : changedHeads) upload(m_extraHeadBuffer, pixel, 1, m_extraHead);
 }
 
-void GpuInsertion::insert(const HemicubeRenderer& atlas, const HemicubeCapture& layout, const glm::vec3& power,
-                          float clamp) {
+void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, const gpu::HemicubeCapture& layout,
+                          const glm::vec3& power, float clamp) {
   if (m_hemicubes + 1 >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the GPU insertion takes at most 2^32-2 hemicubes; bake with --warp cpu");
   gpu::DebugGroup group("LDC insertion");

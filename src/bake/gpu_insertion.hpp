@@ -15,7 +15,7 @@
 //
 // Each hemicube's sums are 64-bit fixed point, added with integer atomics, so a bake gives the same store run
 // after run; the hemicube means are added to the totals in hemicube order (shaders/ldc_insertion.glsl).
-#include "bake/hemicube.hpp"
+#include "gpu/hemicube.hpp"
 #include "gpu/resources.hpp"
 #include "ibrr/ldc.hpp"
 #include "ibrr/ldc_builder.hpp"
@@ -44,9 +44,10 @@ public:
   // fit in GPU buffers.
   GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution);
 
-  // Adds the hemicube last drawn into `atlas` (HemicubeRenderer::draw, which filled `layout`) with its VPL's
+  // Adds the hemicube last drawn into `atlas` (gpu::HemicubeRenderer::draw, which filled `layout`) with its VPL's
   // power Φ and the bound on g (0 = none).
-  void insert(const HemicubeRenderer& atlas, const HemicubeCapture& layout, const glm::vec3& power, float clamp);
+  void insert(const gpu::HemicubeRenderer& atlas, const gpu::HemicubeCapture& layout, const glm::vec3& power,
+              float clamp);
 
   // The store of everything inserted so far (reads the totals back).
   LayeredDepthCube finalize() const;

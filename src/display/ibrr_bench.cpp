@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options) {
   const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
   const gpu::SceneRenderer renderer(scene);
-  bake::HemicubeRenderer hemicubes(renderer, scene,
+  gpu::HemicubeRenderer hemicubes(renderer, scene,
                                    std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
-  bake::HemicubeCapture capture;
+  gpu::HemicubeCapture capture;
   const Stopwatch renderTime;
   for (const rays::Vpl& vpl : vpls.vpls)
     hemicubes.render(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), capture);

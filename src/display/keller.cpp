@@ -39,7 +39,7 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   glFinish();
   const Stopwatch stopwatch;
   const int maxResolution = std::max(options.hemicubeResolution, options.indirectHemicubeResolution);
-  bake::HemicubeRenderer hemicubes(renderer, scene, maxResolution);
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution);
   const gpu::Program program = gpu::loadProgram({"keller_accumulate.comp"});
   // The accumulation starts as the emission L_e.
   gpu::Texture accumulation(GL_RGBA32F, gbuffer.width(), gbuffer.height());
@@ -49,12 +49,12 @@ KellerResult renderKeller(const scene::Scene& scene, const gpu::SceneRenderer& r
   const float clamp = bake::geometryClampFor(scene, options, bake::kKellerClampDistances);
   glProgramUniform1f(id, IBRR_U_KELLER_CLAMP, clamp);
   glProgramUniform1f(id, IBRR_U_KELLER_BIAS_MIN, hemicubes.surfaceOffset() * 2.0f);
-  bake::HemicubeCapture capture;
+  gpu::HemicubeCapture capture;
   for (const rays::Vpl& vpl : vpls.vpls) {
     const int resolution = bake::hemicubeResolutionFor(vpl, options);
     hemicubes.draw(bake::hemicubeSourceFor(vpl, scene), resolution, capture);
-    const bake::HemicubeSource& source = capture.source;
-    const glm::vec3 axis = source.profile == bake::EmissionProfile::IsotropicPoint ? glm::vec3(0, 1, 0) : source.axis;
+    const gpu::HemicubeSource& source = capture.source;
+    const glm::vec3 axis = source.profile == gpu::EmissionProfile::IsotropicPoint ? glm::vec3(0, 1, 0) : source.axis;
     glProgramUniform3fv(id, IBRR_U_KELLER_CENTRE, 1, glm::value_ptr(capture.centre));
     glProgramUniform3fv(id, IBRR_U_KELLER_AXIS, 1, glm::value_ptr(axis));
     glProgramUniform1i(id, IBRR_U_KELLER_PROFILE, int(source.profile));

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstddef>
+#include <limits>
 #include <numbers>
 #include <string>
 #include <string_view>
@@ -70,7 +70,8 @@ ChunkedTriangles sortIntoChunks(const LightmapAtlas& atlas, std::size_t chunkTri
   std::vector<std::pair<std::uint32_t, std::uint32_t>> keyed(triangles);  // (Morton code, triangle)
   for (std::size_t t = 0; t < triangles; ++t) {
     const glm::vec3 centroid =
-        (atlas.vertices[3 * t].position + atlas.vertices[3 * t + 1].position + atlas.vertices[3 * t + 2].position) / 3.0f;
+        (atlas.vertices[3 * t].position + atlas.vertices[3 * t + 1].position + atlas.vertices[3 * t + 2].position) /
+        3.0f;
     keyed[t] = {mortonCode(centroid, lower, upper - lower), std::uint32_t(t)};
   }
   std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -106,8 +107,8 @@ struct GpuPatch {
 };
 
 // Faces of the hemicube around the canonical axis +z, for the layout (rows) only.
-std::vector<bake::HemicubeFace> layerFaces(int resolution) {
-  return bake::hemicubeFaces(glm::vec3(0.0f, 0.0f, 1.0f), resolution, false);
+std::vector<gpu::HemicubeFace> layerFaces(int resolution) {
+  return gpu::hemicubeFaces(glm::vec3(0.0f, 0.0f, 1.0f), resolution, false);
 }
 
 // A 32-bit integer hash (PCG output permutation of an LCG step).
@@ -148,7 +149,7 @@ std::vector<float> gatherMultiplierMap(int resolution) {
   std::vector<float> weights(std::size_t(width) * gatherLayerRows(resolution), 0.0f);
   const float pixelSide = 2.0f / float(resolution);
   double sum = 0.0;
-  for (const bake::HemicubeFace& face : layerFaces(resolution)) {
+  for (const gpu::HemicubeFace& face : layerFaces(resolution)) {
     for (int row = 0; row < face.rows; ++row) {
       for (int x = 0; x < width; ++x) {
         // The pixel centre on the face plane at unit distance: (a, b, 1) in the face's frame. The
@@ -158,7 +159,7 @@ std::vector<float> gatherMultiplierMap(int resolution) {
         const float b = (face.half ? 0.0f : -1.0f) + (float(row) + 0.5f) * pixelSide;
         const float rho = std::sqrt(1.0f + a * a + b * b);
         const float cosTheta = face.half ? b / rho : 1.0f / rho;
-        const float w = cosTheta * bake::atlasPixelSolidAngle(face, resolution, x, row) / std::numbers::pi_v<float>;
+        const float w = cosTheta * gpu::atlasPixelSolidAngle(face, resolution, x, row) / std::numbers::pi_v<float>;
         weights[std::size_t(face.firstRow + row) * width + x] = w;
         sum += w;
       }
@@ -221,10 +222,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
                                                const std::vector<std::uint32_t>& hemicubeTexels,
                                                const GatherHemicubeSetup& setup, int maxResolution, int layers,
                                                GatherTarget target, std::size_t chunkTriangles)
-    : m_maxResolution(maxResolution),
-      m_layers(layers),
-      m_target(target),
-      m_hemicubeCount(hemicubeTexels.size()) {
+    : m_maxResolution(maxResolution), m_layers(layers), m_target(target), m_hemicubeCount(hemicubeTexels.size()) {
   checkResolution(maxResolution, 4096);
   GLint maxLayers = 0;
   glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
@@ -246,7 +244,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
     const glm::vec3 eye = patches.position[texel] + setup.eyeOffset * normal;
     const float angle = setup.randomRotation ? gatherHemicubeRotation(setup.seed, texel) : 0.0f;
     const glm::mat3 turn = glm::mat3(glm::rotate(glm::mat4(1.0f), angle, normal));
-    for (const bake::HemicubeFace& face : bake::hemicubeFaces(normal, 2, false)) {
+    for (const gpu::HemicubeFace& face : gpu::hemicubeFaces(normal, 2, false)) {
       const glm::vec3 forward = turn * face.forward;
       const glm::vec3 up = turn * face.up;
       const glm::mat4 projection = glm::frustum(-n, n, face.half ? 0.0f : -n, n, n, setup.farPlane);
@@ -268,8 +266,9 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
   std::vector<std::uint32_t> slots(std::size_t(kFacesPerHemicube) * std::size_t(layers));
   for (std::size_t i = 0; i < slots.size(); ++i) slots[i] = std::uint32_t(i);
   m_slots = gpu::Buffer(GLsizeiptr(slots.size() * sizeof(std::uint32_t)), slots.data(), 0);
-  m_commands = gpu::Buffer(
-      GLsizeiptr(std::max<std::size_t>(m_chunkCount * slots.size(), 1) * sizeof(DrawArraysIndirectCommand)), nullptr, 0);
+  m_commands =
+      gpu::Buffer(GLsizeiptr(std::max<std::size_t>(m_chunkCount * slots.size(), 1) * sizeof(DrawArraysIndirectCommand)),
+                  nullptr, 0);
   m_vertexArray = gpu::VertexArray::create();
   const GLuint vao = m_vertexArray.id();
   glVertexArrayVertexBuffer(vao, 0, m_vertices.id(), 0, sizeof(LightmapVertex));
@@ -316,7 +315,7 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
     glClearNamedFramebufferuiv(m_framebuffer.id(), GL_COLOR, 0, zeroId);
   glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
   glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
-  const std::vector<bake::HemicubeFace> faces = layerFaces(resolution);
+  const std::vector<gpu::HemicubeFace> faces = layerFaces(resolution);
   for (GLuint f = 0; f < GLuint(faces.size()); ++f) {
     glViewportIndexedf(f, 0.0f, float(faces[f].firstRow), float(resolution), float(faces[f].rows));
     glScissorIndexed(f, 0, faces[f].firstRow, resolution, faces[f].rows);

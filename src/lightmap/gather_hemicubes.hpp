@@ -3,13 +3,13 @@
 // hemicube per valid lightmap texel, many at once in the layers of a 2D texture array, weighted by
 // a multiplier map and reduced to one value per texel by a compute shader.
 //
-// Hemicube layout (the project's, src/bake/hemicube.hpp): a layer is H pixels wide and 3H rows
+// Hemicube layout (the project's, src/gpu/hemicube.hpp): a layer is H pixels wide and 3H rows
 // high: the front face (along the texel normal) in rows [0, H), then four half faces of H/2 rows
 // each, keeping the part of their 90° frustum above the tangent plane. Each texel's hemicube is
 // turned about its normal by a fixed pseudo-random angle in [−π, π) (trading banding for noise).
 //
 // Units: radiance L in W·sr⁻¹·m⁻² (scene units), lengths in scene units.
-#include "bake/hemicube.hpp"
+#include "gpu/hemicube.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
 

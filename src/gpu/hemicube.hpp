@@ -18,7 +18,7 @@
 
 #include <vector>
 
-namespace ibrr::bake {
+namespace ibrr::gpu {
 
 // How the VPL emits (its intensity profile I(ω)/Φ); matches rays::VplKind.
 enum class EmissionProfile { LambertianSurface = 0, IsotropicPoint = 1, Spot = 2 };
@@ -61,7 +61,7 @@ float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int 
 class HemicubeRenderer {
 public:
   // maxResolution: the largest H to be rendered (the atlas is allocated once, for a full cube).
-  HemicubeRenderer(const gpu::SceneRenderer& renderer, const scene::Scene& scene, int maxResolution);
+  HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution);
 
   // Renders the faces for `source` at resolution H (even, ≤ maxResolution) and reads them back
   // into `capture` (its buffers are reused across calls). Point sources get a full cube.
@@ -83,19 +83,19 @@ public:
   [[nodiscard]] std::size_t lastTrianglesSubmitted() const { return m_lastTriangles; }
 
 private:
-  const gpu::SceneRenderer& m_renderer;
+  const SceneRenderer& m_renderer;
   int m_maxResolution;
   float m_nearPlane;  // world units
   float m_farPlane;
   float m_surfaceOffset;  // the centre is moved this far along the axis, off its own surface
-  gpu::Texture m_positionTarget;
-  gpu::Texture m_normalTarget;
-  gpu::Renderbuffer m_depth;
-  gpu::Framebuffer m_framebuffer;
-  gpu::Program m_program;
+  Texture m_positionTarget;
+  Texture m_normalTarget;
+  Renderbuffer m_depth;
+  Framebuffer m_framebuffer;
+  Program m_program;
   double m_lastRenderSeconds = 0.0;
   double m_lastReadbackSeconds = 0.0;
   std::size_t m_lastTriangles = 0;
 };
 
-}  // namespace ibrr::bake
+}  // namespace ibrr::gpu

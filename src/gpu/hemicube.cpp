@@ -1,4 +1,4 @@
-#include "bake/hemicube.hpp"
+#include "gpu/hemicube.hpp"
 
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
@@ -9,7 +9,7 @@
 
 #include <glm/gtc/matrix_transform.hpp>
 
-namespace ibrr::bake {
+namespace ibrr::gpu {
 namespace {
 
 constexpr GLint kUniformCentre = IBRR_U_HEMICUBE_CENTRE;    // hemicube.frag u_centre
@@ -51,14 +51,14 @@ float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int 
   return hemicubePixelSolidAngle(a, b, pixelSide);
 }
 
-HemicubeRenderer::HemicubeRenderer(const gpu::SceneRenderer& renderer, const scene::Scene& scene, int maxResolution)
+HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution)
     : m_renderer(renderer),
       m_maxResolution(maxResolution),
       m_positionTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
       m_normalTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
       m_depth(GL_DEPTH_COMPONENT32F, maxResolution, 6 * maxResolution),
-      m_framebuffer(gpu::Framebuffer::create()),
-      m_program(gpu::loadProgram({"scene.vert", "hemicube.frag"})) {
+      m_framebuffer(Framebuffer::create()),
+      m_program(loadProgram({"scene.vert", "hemicube.frag"})) {
   if (maxResolution < 2 || maxResolution % 2 != 0 || maxResolution > 4096)
     throw Error("hemicube resolution " + std::to_string(maxResolution) + " must be even and in [2, 4096]");
   const float diagonal = std::max(scene.bounds().diagonal(), 1e-6f);
@@ -83,7 +83,7 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   if (resolution < 2 || resolution % 2 != 0 || resolution > m_maxResolution)
     throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
                 std::to_string(m_maxResolution));
-  gpu::DebugGroup group("hemicube");
+  DebugGroup group("hemicube");
   const Stopwatch renderTime;
   const bool fullCube = source.profile == EmissionProfile::IsotropicPoint;
   const glm::vec3 axis = fullCube ? glm::vec3(0.0f, 1.0f, 0.0f) : glm::normalize(source.axis);
@@ -141,7 +141,7 @@ void HemicubeRenderer::readBack(HemicubeCapture& capture) {
   glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
                        capture.normalsGeometry.data());
   m_lastReadbackSeconds = readTime.seconds();
-  gpu::checkGlError("the hemicube pass");
+  checkGlError("the hemicube pass");
 }
 
-}  // namespace ibrr::bake
+}  // namespace ibrr::gpu
