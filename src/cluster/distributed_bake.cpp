@@ -4,7 +4,6 @@
 #include "util/error.hpp"
 #include "util/stopwatch.hpp"
 
-#include <array>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -180,14 +179,11 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   const Stopwatch wall;
   DistributedBakeResult out;
   // Every rank reports to the cluster; rank 0 shows the sum. A stop announced by another rank ends the work here.
-  // The phases travel as their index in kPhases.
-  static constexpr std::array<ProgressUpdate, 2> kPhases = {
-      {{bake::kHemicubePhase, 0, 0, "hemicubes", {}}, {bake::kCompensationPhase, 0, 0, "layers", {}}}};
+  // The phases travel as their index: 0 the hemicubes, 1 the compensation's layers.
   auto summed = [](const ProgressCount& sum) {
-    ProgressUpdate update = kPhases[std::size_t(sum.phase)];
-    update.done = sum.done;
-    update.total = sum.total;
-    return update;
+    const bool hemicubes = sum.phase == 0;
+    return ProgressUpdate{hemicubes ? bake::kHemicubePhase : bake::kCompensationPhase, sum.done, sum.total,
+                          hemicubes ? "hemicubes" : "layers", {}};
   };
   const bake::BakeProgress everyRank = [&](const ProgressUpdate& update) {
     cluster.checkStop();

@@ -47,23 +47,18 @@ RenderOutput renderLightmap(const RenderRequest& request) {
     throw Error(
         "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather "
         "-o FILE.lightmap')");
-  std::unique_ptr<lightmap::LightmapDisplay> made;
-  if (!request.settings.lightmapDisplay) {
-    const lightmap::Lightmap& solved = *request.settings.lightmap;
-    lightmap::LightmapAtlas rebuilt;
-    if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
-    const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
-    // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
-    lightmap::PatchList rasterised;
-    if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
-      rasterised = lightmap::rasterizePatches(request.scene, atlas);
-    const lightmap::PatchList& patches =
-        request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
-                                                                           : rasterised;
-    made = std::make_unique<lightmap::LightmapDisplay>(request.scene, atlas, patches, solved);
-  }
-  const lightmap::LightmapDisplay& lightmapDisplay =
-      request.settings.lightmapDisplay ? *request.settings.lightmapDisplay : *made;
+  const lightmap::Lightmap& solved = *request.settings.lightmap;
+  lightmap::LightmapAtlas rebuilt;
+  if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
+  const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
+  // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
+  lightmap::PatchList rasterised;
+  if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
+    rasterised = lightmap::rasterizePatches(request.scene, atlas);
+  const lightmap::PatchList& patches =
+      request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
+                                                                         : rasterised;
+  const lightmap::LightmapDisplay lightmapDisplay(request.scene, atlas, patches, solved);
   const glm::mat4 viewProjection =
       cameraViewProjection(request.scene, request.camera, request.width, request.height);
   const Stopwatch stopwatch;

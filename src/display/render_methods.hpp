@@ -29,9 +29,6 @@ struct RenderSettings {
   const lightmap::Lightmap* lightmap = nullptr;            // lightmap: the solved lightmap (required)
   const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // lightmap: its atlas, rebuilt when null
   const lightmap::PatchList* lightmapPatches = nullptr;    // lightmap: that atlas's patches, rasterised when null
-  // lightmap: a display already made for `lightmap` (its atlas, patches and textures on the GPU),
-  // drawn as is; when null each call makes one. A walkthrough keeps one across frames.
-  const lightmap::LightmapDisplay* lightmapDisplay = nullptr;
 };
 
 struct RenderRequest {
