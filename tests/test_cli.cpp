@@ -169,7 +169,7 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        store);
     expectCleanFailure({"bake", "cornell", "--method", "gather", "--warp", "gpu", "-o", (folder / "g.lightmap").string()},
                        {"--warp"}, store);
-    // A flag another method reads is refused, naming the methods that read it (the table in app/bake_command.hpp).
+    // A flag another method reads is refused, naming the methods that read it (the table in app/methods.hpp).
     const struct {
       const char* method;
       const char* flag;
@@ -186,6 +186,9 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                          {std::string(row.flag) + " is not a setting of --method " + row.method, row.readers}, store);
     expectCleanFailure({"bake", "cornell", "--method", "radiosity", "-o", store.string()},
                        {"--method 'radiosity'", "choose ibrr, gather, progressive, stochastic or matrix"}, store);
+    // A method of the table without a bake (Keller's) is named with what to run instead.
+    expectCleanFailure({"bake", "cornell", "--method", "keller", "-o", store.string()},
+                       {"--method 'keller' has nothing to bake", "ibrr render --method keller"}, store);
     expectCleanFailure({"bake", "cornell", "-o", (folder / "missing" / "x.ibrr").string()}, {"does not exist"}, store);
     // `store` now holds text, not a store: rendering from it names the file and says to re-bake.
     expectCleanFailure({"render", "cornell", "--store", store.string(), "-o", output.string()},

@@ -1,5 +1,6 @@
 // `ibrr compare`: the report holds every method, its figures are finite and match the images it
 // wrote, the same seed gives the same figures, and a browser shows its images and table.
+#include "app/methods.hpp"
 #include "compare/compare.hpp"
 #include "display/image.hpp"
 #include "metrics/metrics.hpp"
@@ -23,7 +24,7 @@ namespace {
 // Every implemented method, in the order the report lists them.
 std::vector<std::string> implementedMethods() {
   std::vector<std::string> names;
-  for (const compare::MethodRunner& runner : compare::methodRunners()) names.emplace_back(runner.name);
+  for (const compare::MethodRunner& runner : app::compareRunners()) names.emplace_back(runner.name);
   return names;
 }
 

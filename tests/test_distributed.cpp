@@ -165,6 +165,14 @@ TEST_CASE("a rank that fails ends every rank with one message naming it, and no 
   CHECK(render.exitCode == 1);
   CHECK(render.err.find("runs in one process") != std::string::npos);
   CHECK(!fs::exists(folder / "render.png"));
+
+  // A method of the table that bakes in one process names those mpirun splits (the table's distributed ones).
+  const test::CommandResult lightmap =
+      runMpirun("-np 2 " + ibrrWords() + " bake cornell --method gather -o gather.lightmap", folder);
+  CHECK(lightmap.exitCode != 0);
+  CHECK(lightmap.err.find("--method gather bakes in one process; under mpirun only --method ibrr is split") !=
+        std::string::npos);
+  CHECK(!fs::exists(folder / "gather.lightmap"));
 }
 
 #endif

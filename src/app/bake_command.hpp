@@ -1,6 +1,6 @@
 #pragma once
-// `ibrr bake`: its options, the table of bake methods (one row each, defined in the method's own file,
-// bake_NAME.cpp), and what the four lightmap methods share (bake_lightmap.cpp).
+// `ibrr bake`: its options, what a method's bake is given (BakeRequest), and what the four lightmap methods'
+// bakes share (bake_lightmap.cpp). The methods themselves are the table of app/methods.hpp.
 #include "bake/bake.hpp"
 #include "gpu/context.hpp"
 #include "lightmap/atlas.hpp"
@@ -77,21 +77,6 @@ struct BakeRequest {
 
 // True when `flag` (e.g. "--atlas") was given on the command line.
 bool given(const CLI::App& command, const std::string& flag);
-
-// A bake method: `--method NAME`, what it makes (for --help), the flags it reads (its parameters: any other
-// method's flag given with it is refused, naming the methods that read it), whether mpirun may split it over
-// ranks, and its run.
-struct BakeMethod {
-  std::string_view name;
-  std::string_view summary;
-  std::vector<std::string_view> reads;
-  bool distributed = false;
-  void (*run)(const BakeRequest& request) = nullptr;
-};
-
-// The methods, one row each, in --method's order: ibrr, gather, progressive, stochastic, matrix.
-extern const BakeMethod kIbrrBake, kGatherBake, kProgressiveBake, kStochasticBake, kMatrixBake;
-std::span<const BakeMethod* const> bakeMethods();
 
 // --- What the lightmap methods share (bake_lightmap.cpp) ---
 

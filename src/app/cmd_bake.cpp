@@ -1,9 +1,9 @@
-// `ibrr bake SCENE -o FILE`: precomputes a scene's diffuse global illumination by one of the bake methods of
-// the table below (bake_command.hpp; each method in its own file, bake_NAME.cpp). This file declares the
+// `ibrr bake SCENE -o FILE`: precomputes a scene's diffuse global illumination by one of the methods of the
+// table (methods.hpp; each method in its own file, method_NAME.cpp) that has a bake. This file declares the
 // command's flags, chooses the method, and refuses a flag the method does not read.
-#include "app/bake_command.hpp"
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "app/methods.hpp"
 #include "cluster/cluster.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "util/error.hpp"
@@ -14,12 +14,6 @@
 #include <vector>
 
 namespace ibrr::app {
-
-std::span<const BakeMethod* const> bakeMethods() {
-  static const std::array<const BakeMethod*, 5> kMethods = {&kIbrrBake, &kGatherBake, &kProgressiveBake,
-                                                            &kStochasticBake, &kMatrixBake};
-  return kMethods;
-}
 
 bool given(const CLI::App& command, const std::string& flag) { return command.get_option(flag)->count() > 0; }
 
@@ -36,23 +30,35 @@ std::string listOfNames(const std::vector<std::string_view>& names) {
   return list;
 }
 
-const BakeMethod& bakeMethodNamed(const std::string& name) {
+// The methods of the table with a bake.
+std::vector<const Method*> bakeMethods() {
+  std::vector<const Method*> baked;
+  for (const Method* method : methods())
+    if (method->bake) baked.push_back(method);
+  return baked;
+}
+
+const Method& bakeMethodNamed(const std::string& name) {
   std::vector<std::string_view> names;
-  for (const BakeMethod* method : bakeMethods()) {
+  for (const Method* method : bakeMethods()) {
     if (method->name == name) return *method;
     names.push_back(method->name);
   }
+  for (const Method* method : methods())
+    if (method->name == name)
+      throw CLI::ValidationError("--method '" + name + "' has nothing to bake (" + std::string(method->summary) +
+                                 "): render it with 'ibrr render --method " + name + "'");
   throw CLI::ValidationError("--method '" + name + "': choose " + listOfNames(names));
 }
 
-bool reads(const BakeMethod& method, const std::string& flag) {
+bool reads(const Method& method, const std::string& flag) {
   return std::find(method.reads.begin(), method.reads.end(), flag) != method.reads.end();
 }
 
 // The methods of the table that read `flag`.
 std::vector<std::string_view> readersOf(const std::string& flag) {
   std::vector<std::string_view> readers;
-  for (const BakeMethod* method : bakeMethods())
+  for (const Method* method : bakeMethods())
     if (reads(*method, flag)) readers.push_back(method->name);
   return readers;
 }
@@ -68,7 +74,7 @@ void checkEveryFlagIsRead(const CLI::App& command) {
 }
 
 // Refuses every flag given that `method` does not read, naming the methods that do.
-void refuseFlagsNotRead(const CLI::App& command, const BakeMethod& method) {
+void refuseFlagsNotRead(const CLI::App& command, const Method& method) {
   for (const CLI::Option* option : command.get_options()) {
     const std::string flag = option->get_name();
     if (option->count() == 0 || commonFlag(flag) || flag == "--help" || reads(method, flag)) continue;
@@ -82,18 +88,22 @@ void refuseFlagsNotRead(const CLI::App& command, const BakeMethod& method) {
 // --method's help: every method of the table with what it makes.
 std::string methodHelp() {
   std::vector<std::string> described;
-  for (const BakeMethod* method : bakeMethods())
+  for (const Method* method : bakeMethods())
     described.push_back(std::string(method->name) + " (" + std::string(method->summary) + ")");
   return listOfNames(std::vector<std::string_view>(described.begin(), described.end()));
 }
 
 void runBake(const CLI::App& command, const BakeCommandOptions& options) {
-  const BakeMethod& method = bakeMethodNamed(options.method);
-  if (cluster::Cluster::world().distributed() && !method.distributed)
-    throw Error("--method " + options.method + " bakes in one process; under mpirun only the IBRR store (--method "
-                "ibrr) is split over the ranks: start it without mpirun");
+  const Method& method = bakeMethodNamed(options.method);
+  if (cluster::Cluster::world().distributed() && !method.distributed) {
+    std::vector<std::string_view> distributed;
+    for (const Method* other : bakeMethods())
+      if (other->distributed) distributed.push_back(other->name);
+    throw Error("--method " + options.method + " bakes in one process; under mpirun only --method " +
+                listOfNames(distributed) + " is split over the ranks: start it without mpirun");
+  }
   refuseFlagsNotRead(command, method);
-  method.run(BakeRequest{command, options});
+  method.bake(BakeRequest{command, options});
 }
 
 // The lightmap atlas and the gathering solver's flags (--texel-density, --atlas, --iterations, ...).
@@ -141,8 +151,8 @@ void addShootingFlags(CLI::App* command, BakeCommandOptions& options) {
   command
       ->add_option("--cluster", pr.clusterTexels,
                    "progressive, stochastic: reflecting surfaces shoot from blocks of B×B texels of a chart "
-                   "(substructuring; default " + std::to_string(lightmap::StochasticOptions{}.clusterTexels) +
-                       " for stochastic)")
+                   "(substructuring; default " +
+                       std::to_string(lightmap::StochasticOptions{}.clusterTexels) + " for stochastic)")
       ->capture_default_str();
   command
       ->add_option("--emitter-cluster", pr.emitterClusterTexels,
@@ -167,8 +177,9 @@ void addShootingFlags(CLI::App* command, BakeCommandOptions& options) {
   command->add_flag("--adaptive", options.adaptive,
                     "progressive: adaptive subdivision (GPU Gems 2 §39.3): every chart the root of quadtrees whose "
                     "leaves of k×k texels split in four where the radiosity's second difference is large; --atlas "
-                    "then sizes the roots (default " + std::to_string(lightmap::kAdaptiveDefaultRootAtlas) +
-                        "), --cluster counts roots (default " + std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
+                    "then sizes the roots (default " +
+                        std::to_string(lightmap::kAdaptiveDefaultRootAtlas) + "), --cluster counts roots (default " +
+                        std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
   lightmap::QuadtreeOptions& q = options.quadtree;
   command->add_option("--max-depth", q.depth, "--adaptive: levels of splitting below the roots, [1, 6]")
       ->capture_default_str();
@@ -254,9 +265,7 @@ void addBakeCommand(CLI::App& app) {
       ->add_option("-o,--output", options->output,
                    "file to write: .ibrr store, or .lightmap for --method gather, progressive, stochastic or matrix")
       ->required();
-  command
-      ->add_option("--method", options->method, methodHelp())
-      ->capture_default_str();
+  command->add_option("--method", options->method, methodHelp())->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();

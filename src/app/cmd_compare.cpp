@@ -3,6 +3,7 @@
 // pictures, error images and error-against-time curves in a report folder (compare/report.hpp).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "app/methods.hpp"
 #include "compare/compare.hpp"
 #include "compare/report.hpp"
 #include "util/error.hpp"
@@ -49,9 +50,9 @@ void runCompare(const CompareArguments& arguments) {
   options.height = size.height;
   options.seed = arguments.seed;
   options.output = arguments.output;
-  compare::validateCompareOptions(options);  // bad flags fail before any work
+  compare::validateCompareOptions(options, compareRunners());  // bad flags fail before any work
   compare::checkReportFolder(options.output);
-  const compare::CompareResults results = compare::runComparison(options);
+  const compare::CompareResults results = compare::runComparison(options, compareRunners());
   compare::writeReport(results, options.output);
 }
 
@@ -62,11 +63,14 @@ void addCompareCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "compare", "IBRR against Keller and the texel lightmaps on one scene: figures, pictures and curves in a report");
   command->add_option("SCENE", arguments->scene, "built-in scene name, manifest (.json) or mesh file")->required();
-  command->add_option("--methods", arguments->methods,
-                      "comma-separated methods (default: all implemented: " + compare::methodRunnerNames() + ")");
+  command->add_option(
+      "--methods", arguments->methods,
+      "comma-separated methods (default: all implemented: " + compare::methodRunnerNames(compareRunners()) + ")");
   command->add_option("--camera", arguments->cameras, "a scene camera (repeat for several; default: all)");
-  command->add_option("--quality", arguments->quality,
-                      "final: every method at its documented defaults, 4096-spp reference; preview: about a quarter of the work")
+  command
+      ->add_option(
+          "--quality", arguments->quality,
+          "final: every method at its documented defaults, 4096-spp reference; preview: about a quarter of the work")
       ->capture_default_str();
   command->add_option("--budget", arguments->budget,
                       "seconds of bake/solve per method; each stops there (0 = the quality's full settings)");

@@ -4,7 +4,8 @@
 // against time during the bake (IBRR after 1/8, 1/4 and 1/2 of its light paths; the lightmap
 // solvers after every iteration). The figures go to a report (report.hpp).
 //
-// Each method is an entry of methodRunners(); a new solver joins by adding its entry there.
+// The methods are the callers' (the `ibrr` method table, app/methods.hpp: each method's runner is defined
+// in its own file); this library runs them, measures and records.
 #include "display/image.hpp"
 #include "scene/scene.hpp"
 
@@ -24,17 +25,17 @@ namespace ibrr::compare {
 enum class Quality { Smoke, Preview, Final };
 
 struct CompareOptions {
-  std::string scene;                     // built-in name, manifest or mesh
-  std::vector<std::string> methods;      // empty = every implemented method
-  std::vector<std::string> cameras;      // empty = every camera of the scene
+  std::string scene;                 // built-in name, manifest or mesh
+  std::vector<std::string> methods;  // empty = every implemented method
+  std::vector<std::string> cameras;  // empty = every camera of the scene
   Quality quality = Quality::Final;
-  double budgetSeconds = 0.0;            // > 0: each method's bake/solve stops at this wall time
+  double budgetSeconds = 0.0;                     // > 0: each method's bake/solve stops at this wall time
   std::vector<std::filesystem::path> references;  // one linear image per camera, in camera order; empty = render
-  std::uint32_t referenceSpp = 0;        // 0 = the quality's (preview 256, final 4096)
-  int width = 256;                       // report images
+  std::uint32_t referenceSpp = 0;                 // 0 = the quality's (preview 256, final 4096)
+  int width = 256;                                // report images
   int height = 256;
-  std::uint32_t seed = 0;                // light paths, hemicube rotations, reference samples
-  std::filesystem::path output;          // the report folder
+  std::uint32_t seed = 0;        // light paths, hemicube rotations, reference samples
+  std::filesystem::path output;  // the report folder
 };
 
 // Error of one image against the reference (emitter pixels left out).
@@ -62,12 +63,12 @@ struct ConvergencePoint {
 
 struct MethodResult {
   std::string method;
-  std::string summary;         // one line: what was run
-  std::string settingsJson;    // the exact settings, as JSON
-  double bakeSeconds = 0.0;    // precomputation (0 for Keller, whose work is all in the frame)
-  std::uint64_t bytes = 0;     // what the display needs: store, lightmap or matrix
-  std::string bytesWhat;       // "store", "lightmap radiance", ...
-  std::uint64_t invalid = 0;   // holes (IBRR, over all cameras) or invalid texels (lightmaps)
+  std::string summary;        // one line: what was run
+  std::string settingsJson;   // the exact settings, as JSON
+  double bakeSeconds = 0.0;   // precomputation (0 for Keller, whose work is all in the frame)
+  std::uint64_t bytes = 0;    // what the display needs: store, lightmap or matrix
+  std::string bytesWhat;      // "store", "lightmap radiance", ...
+  std::uint64_t invalid = 0;  // holes (IBRR, over all cameras) or invalid texels (lightmaps)
   std::string invalidWhat;
   std::vector<CameraResult> cameras;
   std::vector<ConvergencePoint> convergence;
@@ -87,8 +88,8 @@ struct CompareResults {
   std::string sceneName;
   std::uint64_t sceneFingerprint = 0;
   std::size_t triangles = 0;
-  std::string gpu;     // GL renderer summary
-  std::string cpu;     // hardware threads
+  std::string gpu;  // GL renderer summary
+  std::string cpu;  // hardware threads
   std::vector<Reference> references;
   std::vector<MethodResult> methods;
 };
@@ -105,21 +106,23 @@ struct MethodContext {
   double meanError(const std::function<display::Image(std::size_t)>& render) const;
 };
 
+// One entry of a comparison: `--methods NAME`, what it runs, and its run (the report's row; method
+// runners use compare/method_run.hpp). A method may give several (e.g. with and without an option).
 struct MethodRunner {
   std::string_view name;
   std::string_view summary;
   MethodResult (*run)(const MethodContext& context);
 };
 
-[[nodiscard]] std::span<const MethodRunner> methodRunners();
 // "ibrr, keller, gather" for help texts and errors.
-[[nodiscard]] std::string methodRunnerNames();
+[[nodiscard]] std::string methodRunnerNames(std::span<const MethodRunner> runners);
 // Throws ibrr::Error naming the known methods and quality levels for a bad --methods/--quality.
-void validateCompareOptions(const CompareOptions& options);
+void validateCompareOptions(const CompareOptions& options, std::span<const MethodRunner> runners);
 Quality parseQuality(const std::string& text);
 std::string qualityName(Quality quality);
 
-// Runs the whole comparison (creates its own headless GL context); progress on stderr.
-[[nodiscard]] CompareResults runComparison(const CompareOptions& options);
+// Runs the whole comparison of `runners` (all of them, or those --methods names; creates its own headless GL
+// context); progress on stderr.
+[[nodiscard]] CompareResults runComparison(const CompareOptions& options, std::span<const MethodRunner> runners);
 
 }  // namespace ibrr::compare

@@ -1,7 +1,8 @@
 // `ibrr bake --method gather`: the hemicube gathering solver on a texel lightmap (lightmap/gather.hpp),
 // saved as a .lightmap (EXR atlas + metadata, lightmap/lightmap_file.hpp).
-#include "app/bake_command.hpp"
 #include "app/cli_support.hpp"
+#include "app/methods.hpp"
+#include "compare/method_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -51,14 +52,62 @@ void runGatherBake(const BakeRequest& request) {
   printMeanAndTime(inputs, nullptr, result.seconds);
 }
 
+// ---------------------------------------------------------------------------------------------
+// In `ibrr compare`: texel lightmap, hemicube gathering (Jacobi iterations), error after every iteration.
+
+struct LightmapSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::GatherOptions gatherOptions;
+};
+
+LightmapSetup gatherSetup(const compare::CompareOptions& options) {
+  LightmapSetup setup;  // Final: the documented defaults of `ibrr bake --method gather`
+  setup.atlasOptions.targetSize = lightmap::kDefaultGatherAtlasSize;
+  setup.gatherOptions.seed = options.seed + 1;
+  if (options.quality == compare::Quality::Smoke) {
+    setup.atlasOptions.targetSize = 64;
+    setup.gatherOptions.hemicubeResolution = 16;
+    setup.gatherOptions.indirectHemicubeResolution = 16;
+    setup.gatherOptions.maxIterations = 3;
+  } else if (options.quality == compare::Quality::Preview) {
+    setup.atlasOptions.targetSize = 64;
+    setup.gatherOptions.maxIterations = 6;
+  }
+  setup.gatherOptions.timeBudgetSeconds = options.budgetSeconds;
+  return setup;
+}
+
+compare::MethodResult compareGather(const compare::MethodContext& context) {
+  const LightmapSetup setup = gatherSetup(context.options);
+  compare::MethodResult result;
+  compare::LightmapRun run(context, setup.atlasOptions, result);
+  ProgressLine progress;
+  const lightmap::GatherResult solved = lightmap::solveGather(
+      context.scene, run.atlas(), run.patches(), setup.gatherOptions,
+      [&](const lightmap::GatherIterationStats& stats, std::span<const glm::vec3> radiance) {
+        run.recordIterate(radiance, stats.seconds, "iteration " + std::to_string(stats.iteration));
+      },
+      progress);
+  progress.finish();
+  nlohmann::json settings =
+      nlohmann::json::parse(lightmap::gatherSettingsJson(setup.gatherOptions, solved.layersPerBatch));
+  settings["iterations"] = solved.iterations.size();
+  result.summary = run.atlasSummary() + ", H = " + std::to_string(setup.gatherOptions.hemicubeResolution) +
+                   " / h = " + std::to_string(setup.gatherOptions.indirectHemicubeResolution) + ", " +
+                   std::to_string(solved.iterations.size()) + " Jacobi iterations";
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
+  return result;
+}
+
 }  // namespace
 
-const BakeMethod kGatherBake = {
+const Method kGatherMethod = {
     "gather",
     "texel lightmap, hemicube gathering",
     {"--texel-density", "--atlas", "--refine-near-lights", "--iterations", "--tolerance", "--time-budget", "--layers",
      "--no-rotation", "--hemicube", "--indirect-hemicube", "--seed"},
     false,
-    runGatherBake};
+    runGatherBake,
+    {{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", compareGather}}};
 
 }  // namespace ibrr::app

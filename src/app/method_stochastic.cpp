@@ -1,7 +1,8 @@
 // `ibrr bake --method stochastic`: stochastic iteration radiosity on a texel lightmap
 // (lightmap/stochastic.hpp), saved as a .lightmap.
-#include "app/bake_command.hpp"
 #include "app/cli_support.hpp"
+#include "app/methods.hpp"
+#include "compare/method_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -69,14 +70,70 @@ void runStochasticBake(const BakeRequest& request) {
   printMeanAndTime(inputs, &mean, result.seconds, "iterations", result.iterateSeconds);
 }
 
+// ---------------------------------------------------------------------------------------------
+// In `ibrr compare`: texel lightmap, stochastic iteration radiosity, error every so many iterations.
+
+struct StochasticSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::StochasticOptions stochasticOptions;
+};
+
+StochasticSetup stochasticSetup(const compare::CompareOptions& options) {
+  StochasticSetup setup;  // Final: the atlas's and the solver's documented defaults
+  setup.atlasOptions.targetSize = lightmap::kDefaultStochasticAtlasSize;
+  lightmap::StochasticOptions& s = setup.stochasticOptions;
+  s.seed = options.seed + 1;
+  if (options.quality == compare::Quality::Smoke) {
+    setup.atlasOptions.targetSize = 48;
+    s.hemisphereResolution = 64;
+    s.clusterTexels = std::max(1, s.clusterTexels / 4);
+    s.iterations = 40;
+  } else if (options.quality == compare::Quality::Preview) {
+    setup.atlasOptions.targetSize = lightmap::kDefaultStochasticAtlasSize / 2;
+    s.clusterTexels = std::max(1, s.clusterTexels / 2);  // the same shooter size in scene units
+    s.iterations /= 4;
+  }
+  s.checkpointIterations = std::max<std::uint64_t>(s.iterations / 8, 1);
+  s.timeBudgetSeconds = options.budgetSeconds;
+  if (s.timeBudgetSeconds > 0.0) s.iterations = 0;  // until the budget ends
+  return setup;
+}
+
+compare::MethodResult compareStochastic(const compare::MethodContext& context) {
+  const StochasticSetup setup = stochasticSetup(context.options);
+  compare::MethodResult result;
+  compare::LightmapRun run(context, setup.atlasOptions, result);
+  ProgressLine progress;
+  const lightmap::StochasticResult solved = lightmap::solveStochastic(
+      context.scene, run.atlas(), run.patches(), setup.stochasticOptions,
+      [&](const lightmap::StochasticCheckpoint& checkpoint, std::span<const glm::vec3> radiance) {
+        run.recordIterate(radiance, checkpoint.seconds, std::to_string(checkpoint.iterations) + " iterations");
+      },
+      progress);
+  progress.finish();
+  nlohmann::json settings = nlohmann::json::parse(lightmap::stochasticSettingsJson(setup.stochasticOptions));
+  settings["iterationsRun"] = solved.iterations;
+  settings["shotsRun"] = solved.shots;
+  settings["clusters"] = solved.clusters;
+  settings["visibilityTriangles"] = solved.visibilityTriangles;
+  settings["stopReason"] = solved.stopReason;
+  result.summary = run.atlasSummary() + ", " + std::to_string(solved.iterations) + " iterations of " +
+                   std::to_string(setup.stochasticOptions.shootersPerIteration) + " shooters (" +
+                   std::to_string(setup.stochasticOptions.clusterTexels) + "² texel blocks)";
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
+  return result;
+}
+
 }  // namespace
 
-const BakeMethod kStochasticBake = {
+const Method kStochasticMethod = {
     "stochastic",
     "texel lightmap, stochastic iteration",
     {"--texel-density", "--atlas", "--refine-near-lights", "--time-budget", "--iterations", "--seed", "--hemisphere",
      "--max-edge", "--cluster", "--emitter-cluster", "--shooters", "--shoot"},
     false,
-    runStochasticBake};
+    runStochasticBake,
+    {{"stochastic", "texel lightmap, GPU stochastic iteration radiosity (perspective ray-bundle shooting)",
+      compareStochastic}}};
 
 }  // namespace ibrr::app

@@ -1,8 +1,9 @@
 // `ibrr bake --method matrix`: the k-bounce form-factor matrix on a coarse texel lightmap
 // (lightmap/matrix.hpp), saved as a .lightmap, and with --save-matrix the matrix itself, which
 // `ibrr render --matrix FILE --move-light ...` relights without recomputing it.
-#include "app/bake_command.hpp"
 #include "app/cli_support.hpp"
+#include "app/methods.hpp"
+#include "compare/method_run.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -90,14 +91,70 @@ void runMatrixBake(const BakeRequest& request) {
   printMeanAndTime(inputs, &mean, result.seconds);
 }
 
+// ---------------------------------------------------------------------------------------------
+// In `ibrr compare`: texel lightmap, k-bounce form-factor matrix: precompute (form factors, N_k), then one relight;
+// a single convergence point, the end (N_k is all k bounces at once, there is no iterate before it).
+
+struct MatrixSetup {
+  lightmap::AtlasOptions atlasOptions;
+  lightmap::MatrixOptions matrixOptions;
+};
+
+MatrixSetup matrixSetup(const compare::CompareOptions& options) {
+  MatrixSetup setup;  // Final: the documented defaults of `ibrr bake --method matrix`
+  setup.atlasOptions.targetSize = lightmap::kDefaultMatrixAtlasSize;
+  lightmap::MatrixOptions& m = setup.matrixOptions;
+  m.seed = options.seed + 1;
+  if (options.quality == compare::Quality::Smoke) {  // ~440 patches on the Cornell box
+    setup.atlasOptions.targetSize = 32;
+    m.hemicubeResolution = 16;
+    m.bounces = 4;
+    m.lightSamples = 16;
+  } else if (options.quality == compare::Quality::Preview) {  // ~1,100 patches
+    setup.atlasOptions.targetSize = 48;
+    m.hemicubeResolution = 32;
+    m.lightSamples = 64;
+  }
+  return setup;
+}
+
+compare::MethodResult compareMatrix(const compare::MethodContext& context) {
+  const MatrixSetup setup = matrixSetup(context.options);
+  compare::MethodResult result;
+  compare::LightmapRun run(context, setup.atlasOptions, result);
+  ProgressLine progress;
+  const lightmap::MatrixResult solved =
+      lightmap::solveMatrix(context.scene, run.atlas(), run.patches(), setup.matrixOptions, progress);
+  progress.finish();
+  const lightmap::MatrixSolution& solution = *solved.solution;
+  const double relightMs = solved.timing.directMs + solved.timing.productMs + solved.timing.transferMs;
+  run.recordIterate(solved.lightmap.radiance, solved.seconds, "k = " + std::to_string(solution.bounces));
+  nlohmann::json settings = nlohmann::json::parse(solution.settingsJson);
+  settings["patches"] = solution.size();
+  settings["formFactorSeconds"] = solution.formFactorSeconds;
+  settings["bounceMatrixSeconds"] = solution.powerSeconds;
+  settings["relightMilliseconds"] = relightMs;
+  result.summary = run.atlasSummary() + ", " + std::to_string(solution.size()) +
+                   " patches, k = " + std::to_string(solution.bounces) +
+                   " bounces, H = " + std::to_string(setup.matrixOptions.hemicubeResolution) + ", direct light by " +
+                   lightmap::matrixDirectName(solution.direct);
+  run.finish(solved.lightmap, solved.seconds, std::move(settings));
+  // What a relight needs is the matrix (the lightmap is its output).
+  result.bytes = solution.denseBytes();
+  result.bytesWhat = "k-bounce matrix (3 x n² float32)";
+  return result;
+}
+
 }  // namespace
 
-const BakeMethod kMatrixBake = {
+const Method kMatrixMethod = {
     "matrix",
     "texel lightmap, k-bounce form-factor matrix; lights can be moved later",
     {"--texel-density", "--atlas", "--hemicube", "--layers", "--seed", "--bounces", "--direct", "--light-samples",
      "--max-patches", "--storage", "--exact-fraction", "--log-range", "--reorder", "--save-matrix"},
     false,
-    runMatrixBake};
+    runMatrixBake,
+    {{"matrix", "texel lightmap, k-bounce form-factor matrix (one GPU matrix-vector product per relight)",
+      compareMatrix}}};
 
 }  // namespace ibrr::app

@@ -1,0 +1,227 @@
+// `ibrr bake --method ibrr` (the default): light paths place VPLs, each VPL renders a hemicube on the GPU,
+// and every hemicube pixel is warped into the layered depth cube store (.ibrr), which is saved; under mpirun
+// the ranks split the light paths (cluster/distributed_bake.hpp).
+#include "app/cli_support.hpp"
+#include "app/methods.hpp"
+#include "cluster/distributed_bake.hpp"
+#include "compare/method_run.hpp"
+#include "ibrr/store_file.hpp"
+#include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/progress.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+namespace ibrr::app {
+namespace {
+
+// The IBRR bake's options from the command line (the generic ones are checked before any file is read).
+bake::BakeOptions ibrrBakeSettings(const BakeCommandOptions& options) {
+  bake::BakeOptions settings = options.bake;
+  if (options.splat == "box")
+    settings.splat = SplatKernel::Box;
+  else if (options.splat == "gauss")
+    settings.splat = SplatKernel::Gaussian;
+  else
+    throw Error("--splat '" + options.splat + "': choose box or gauss");
+  const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(options.warp);
+  if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
+  settings.warp = *warp;
+  bake::validateBakeOptions(settings);
+  return settings;
+}
+
+void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOptions& settings) {
+  const bake::BakeStats& s = result.stats;
+  const StoreStats store = result.store.stats();
+  std::printf("VPLs per bounce  ");
+  for (std::size_t k = 0; k < s.vplsPerBounce.size(); ++k) std::printf("%s%zu", k ? " " : "", s.vplsPerBounce[k]);
+  std::printf("  (%llu paths, seed %u)\n", static_cast<unsigned long long>(settings.paths), settings.seed);
+  std::printf("hemicubes        %llu (H = %d on the lights, h = %d after a bounce), %.1f per second\n",
+              static_cast<unsigned long long>(s.hemicubes), settings.hemicubeResolution,
+              settings.indirectHemicubeResolution, s.totalSeconds > 0 ? double(s.hemicubes) / s.totalSeconds : 0.0);
+  std::printf("samples inserted %llu of %llu hemicube pixels, %llu LDI pixel writes (%s warp)\n",
+              static_cast<unsigned long long>(s.samplesInserted), static_cast<unsigned long long>(s.hemicubePixels),
+              static_cast<unsigned long long>(s.pixelWrites), bake::warpDeviceName(s.warp));
+  std::printf("layers           %llu from the geometry seeds, %llu opened by hemicubes (surfaces the seeds lack)\n",
+              static_cast<unsigned long long>(s.seedLayers), static_cast<unsigned long long>(s.openedLayers));
+  std::printf("store            R = %d, %llu layers, %.2f layers per occupied pixel, %.1f MiB (%.0f bytes per layer)\n",
+              result.store.frame().resolution(), static_cast<unsigned long long>(store.layerCount),
+              store.layersPerOccupiedPixel, double(store.totalBytes) / (1024.0 * 1024.0), store.bytesPerLayer);
+  std::printf(
+      "time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion %.2f s; "
+      "overlapped), waiting for the warp %.2f s\n",
+      s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
+  if (s.biasCompensated)
+    std::printf(
+        "bias compensation %.2f s (in the time above): %u rays per layer, %u pass%s, %.1f M rays (%.1f M/s); %llu "
+        "layers found no surface under them\n",
+        s.biasSeconds, settings.biasRays, settings.biasPasses, settings.biasPasses == 1 ? "" : "es",
+        double(s.biasRays) * 1e-6, s.biasSeconds > 0 ? double(s.biasRays) * 1e-6 / s.biasSeconds : 0.0,
+        static_cast<unsigned long long>(s.biasLayersWithoutSurface));
+  else
+    std::printf("bias compensation off (%s)\n",
+                settings.biasCompensation ? "no clamp: --clamp 0" : "--bias-compensation off");
+}
+
+// Under mpirun: every rank bakes its share of the light paths, rank 0 writes the store (distributed_bake.hpp).
+void runDistributedBake(cluster::Cluster& cluster, const scene::Scene& scene, const bake::BakeOptions& settings,
+                        const std::string& output) {
+  cluster.agree();                                               // every rank has its scene, options and GPU
+  const double fingerprint = double(scene.fingerprint() >> 11);  // 53 bits, exact in a double
+  const std::vector<double> range = cluster.allMax(std::vector<double>{fingerprint, -fingerprint});
+  if (range[0] != -range[1])
+    throw Error(scene.sourcePath.string() +
+                ": the ranks loaded different scenes (their fingerprints differ); give "
+                "every rank the same scene file");
+  info("baking on " + std::to_string(cluster.size()) + " ranks, " + std::to_string(settings.paths) +
+       " light paths split among them");
+  ProgressLine progress;
+  const cluster::DistributedBakeResult distributed = cluster::bakeStoreAcrossRanks(cluster, scene, settings, progress);
+  progress.finish();
+  if (!cluster.isRoot()) return;
+  const Stopwatch writeTime;
+  bake::writeStoreFile(distributed.result->store, output);
+  const double writeSeconds = writeTime.seconds();
+  printIbrrBakeSummary(*distributed.result, settings);
+  const cluster::DistributedBakeTimes& t = distributed.times;
+  const double total = distributed.result->stats.totalSeconds + writeSeconds;
+  std::printf(
+      "ranks            %d: light paths %.2f s (the slowest rank), reduce %.3f s (%.1f MiB a message, "
+      "log2 N steps), store broadcast %.3f s, compensation %.2f s, write %.3f s; reduce + write %.1f%% of "
+      "%.2f s\n",
+      cluster.size(), t.lightPathSeconds, t.reduceSeconds, double(t.storeBytes) / (1024.0 * 1024.0), t.broadcastSeconds,
+      t.compensationSeconds, writeSeconds, total > 0 ? 100.0 * (t.reduceSeconds + writeSeconds) / total : 0.0, total);
+}
+
+void runIbrrBake(const BakeRequest& request) {
+  const BakeCommandOptions& options = request.options;
+  cluster::Cluster& cluster = cluster::Cluster::world();
+  if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
+  checkOutputFile(options.output);  // before any work
+  const bake::BakeOptions settings = ibrrBakeSettings(options);
+  const scene::Scene scene = loadSceneArgument(options.scene);
+  checkOutputFile(options.output);  // and not one of the scene's files
+  if (!scene.hasLights())
+    throw Error(scene.sourcePath.string() +
+                ": the scene has no emitters or lights to bake; add an emissive material "
+                "(Ke) or a light to the manifest");
+  bake::checkBakeMemory(scene, settings);  // before the GPU starts
+  const auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, cluster.localRank());
+  info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
+       context->info().renderer);
+  if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, options.output);
+  ProgressLine progress;
+  const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
+  progress.finish();
+  bake::writeStoreFile(result.store, options.output);
+  printIbrrBakeSummary(result, settings);
+}
+
+// ---------------------------------------------------------------------------------------------
+// In `ibrr compare`: the store baked with checkpoints at 1/8, 1/4 and 1/2 of the paths, every camera rendered.
+
+// The IBRR bake and display, with the clamp's bias compensated (the default) or not ("ibrr-clamped").
+compare::MethodResult compareIbrr(const compare::MethodContext& context, bool biasCompensation) {
+  bake::BakeOptions bake = compareBakeOptions(context.options);
+  bake.biasCompensation = biasCompensation;
+  const display::RenderMethod& method = display::findRenderMethod("ibrr");
+  compare::MethodResult result;
+  bake::BakeCheckpoints checkpoints;
+  for (std::uint32_t divisor : {8u, 4u, 2u})
+    if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
+  // Each point is what a bake of that many paths gives and costs: compensated (its time added) when the
+  // bake is.
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& partial, std::uint32_t paths, double seconds) {
+    std::optional<LayeredDepthCube> compensated;
+    if (bake.biasCompensation && bake::geometryClampFor(context.scene, bake) > 0.0f) {
+      bake::BakeStats stats;
+      compensated = bake::compensateBias(context.scene, partial, bake, {}, stats);
+      seconds += stats.biasSeconds;
+    }
+    display::RenderSettings settings;
+    settings.store = compensated ? &*compensated : &partial;
+    const double error = context.meanError(
+        [&](std::size_t camera) { return compare::renderReportImage(context, camera, method, settings); });
+    result.convergence.push_back(
+        {seconds, error, std::to_string(paths) + " of " + std::to_string(bake.paths) + " paths"});
+  };
+  ProgressLine progress;
+  const bake::BakeResult baked = bake::bakeStore(context.scene, bake, progress, &checkpoints);
+  progress.finish();
+  result.bakeSeconds = baked.stats.totalSeconds;
+  result.bytes = baked.store.stats().totalBytes;
+  result.bytesWhat = "store";
+  result.invalidWhat = "hole pixels";
+  nlohmann::json settings = bakeSettingsJson(bake);
+  settings["pathsCompleted"] = baked.stats.pathsCompleted;
+  settings["vpls"] = baked.stats.hemicubes;
+  result.settingsJson = settings.dump();
+  result.summary = std::to_string(baked.stats.pathsCompleted) + " paths, " + std::to_string(baked.stats.hemicubes) +
+                   " VPLs, R = " + std::to_string(bake.ldcResolution) +
+                   ", H = " + std::to_string(bake.hemicubeResolution) +
+                   ", h = " + std::to_string(bake.indirectHemicubeResolution) +
+                   (baked.stats.biasCompensated ? ", bias compensated (" + std::to_string(bake.biasRays) +
+                                                      " rays per layer, " + std::to_string(bake.biasPasses) + " passes)"
+                                                : ", clamped, no bias compensation");
+  display::RenderSettings renderSettings;
+  renderSettings.store = &baked.store;
+  for (std::size_t c = 0; c < context.cameras.size(); ++c) {
+    result.cameras.push_back(compare::renderCamera(context, c, method, renderSettings));
+    result.invalid += result.cameras.back().holePixels;
+  }
+  result.convergence.push_back({result.bakeSeconds, compare::meanRelativeRmse(result),
+                                std::to_string(baked.stats.pathsCompleted) + " paths (final)"});
+  return result;
+}
+
+}  // namespace
+
+bake::BakeOptions compareBakeOptions(const compare::CompareOptions& options) {
+  bake::BakeOptions bake;  // Final: the documented defaults
+  bake.seed = options.seed;
+  if (options.quality == compare::Quality::Preview) bake.paths = 1024;
+  if (options.quality == compare::Quality::Smoke) {
+    bake.paths = 32;
+    bake.ldcResolution = 128;
+    bake.hemicubeResolution = 32;
+    bake.indirectHemicubeResolution = 16;
+  }
+  bake.timeBudgetSeconds = options.budgetSeconds;
+  return bake;
+}
+
+nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
+  return {{"paths", bake.paths},
+          {"seed", bake.seed},
+          {"maxBounces", bake.maxBounces},
+          {"ldcResolution", bake.ldcResolution},
+          {"hemicubeResolution", bake.hemicubeResolution},
+          {"indirectHemicubeResolution", bake.indirectHemicubeResolution},
+          {"geometryClamp", bake.geometryClamp},
+          {"biasCompensation", bake.biasCompensation},
+          {"biasRays", bake.biasRays},
+          {"biasPasses", bake.biasPasses},
+          {"splat", bake.splat == SplatKernel::Box ? "box" : "gauss"},
+          {"seedLayersFromGeometry", bake.seedLayersFromGeometry},
+          {"timeBudgetSeconds", bake.timeBudgetSeconds},
+          {"supersample", compare::kSupersample}};
+}
+
+const Method kIbrrMethod = {
+    "ibrr",
+    "the LDC store",
+    {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp", "--bias-compensation", "--bias-rays",
+     "--bias-passes", "--hemicube", "--indirect-hemicube", "--seed"},
+    true,
+    runIbrrBake,
+    {{"ibrr",
+      "image-based radiosity representation: VPL hemicubes warped into a layered depth cube, the clamp's bias "
+      "compensated per layer",
+      [](const compare::MethodContext& context) { return compareIbrr(context, true); }},
+     {"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
+      [](const compare::MethodContext& context) { return compareIbrr(context, false); }}}};
+
+}  // namespace ibrr::app

@@ -1,0 +1,41 @@
+#pragma once
+// The table of methods: one row each, defined in the method's own file (method_NAME.cpp), read by
+// `ibrr bake` (--method, its flags, mpirun) and `ibrr compare` (--methods, the report's rows). Adding a method
+// is one new file and one row in methods.cpp.
+#include "app/bake_command.hpp"
+#include "compare/compare.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace ibrr::app {
+
+struct Method {
+  std::string_view name;
+  std::string_view summary;  // what it makes, for --help
+  // Its bake: the flags of `ibrr bake` it reads (any other method's flag given with it is refused, naming the
+  // methods that read it), whether mpirun may split it over ranks, and its run; null for a method with
+  // nothing to precompute (Keller's), which `ibrr bake --method` refuses.
+  std::vector<std::string_view> reads;
+  bool distributed = false;
+  void (*bake)(const BakeRequest& request) = nullptr;
+  // Its entries in `ibrr compare`, in the report's order (e.g. with and without the bias compensation).
+  std::vector<compare::MethodRunner> compare;
+};
+
+// The rows, in --method's and the report's order: ibrr, keller, gather, progressive, stochastic, matrix.
+extern const Method kIbrrMethod, kKellerMethod, kGatherMethod, kProgressiveMethod, kStochasticMethod, kMatrixMethod;
+std::span<const Method* const> methods();
+
+// Every row's compare entries, in table order.
+const std::vector<compare::MethodRunner>& compareRunners();
+
+// What the IBRR row and Keller's share in a comparison: the IBRR bake's options at the comparison's quality
+// (Keller's frame lights the same VPLs), and those options as the report's settings JSON.
+bake::BakeOptions compareBakeOptions(const compare::CompareOptions& options);
+nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake);
+
+}  // namespace ibrr::app
