@@ -4,6 +4,7 @@
 #include "ibrr/ldc_builder.hpp"
 #include "ibrr/synthetic.hpp"
 #include "util/atomic_file.hpp"
+#include "util/progress.hpp"
 
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
@@ -66,6 +67,7 @@ double timeAtLeast(double seconds, F&& body, std::uint64_t& work) {
   const auto start = Clock::now();
   double elapsed = 0.0;
   do {
+    throwIfInterrupted();  // Ctrl-C between two passes
     work += body();
     elapsed = std::chrono::duration<double>(Clock::now() - start).count();
   } while (elapsed < seconds);
@@ -233,8 +235,12 @@ int runStoreBenchmark(const StoreBenchOptions& options, std::ostream& out) {
   out << "ibrr store benchmark: box room 4x3x5 m with a box and a thin wall; VPL hemicubes on the surfaces\n"
       << "threads: 1 and " << allThreads << "; each figure timed for at least " << options.secondsPerMeasure
       << " s\n\n";
-  for (int resolution : options.resolutions)
+  Progress progress("store benchmark", options.resolutions.size(), "resolutions");
+  for (int resolution : options.resolutions) {
     rows.push_back(measureResolution(scene, params, resolution, options, allThreads));
+    progress.advance();
+  }
+  progress.finish();
   printRows(out, rows, allThreads);
   if (options.jsonPath) writeRowsJson(*options.jsonPath, rows, allThreads);
   return 0;
