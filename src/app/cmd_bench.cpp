@@ -4,6 +4,8 @@
 #include "app/commands.hpp"
 #include "bench/store_bench.hpp"
 #include "display/ibrr_bench.hpp"
+#include "lightmap/lightmap_bench.hpp"
+#include "lightmap/matrix.hpp"
 #include "rays/rays_bench.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -25,6 +27,7 @@ struct BenchOptions {
   std::string sections = "bake,display,geometry";
   std::uint32_t bakePaths = 0;     // 0: the benchmark's own (1,024; 32 with --quick)
   bool sharedScenesGiven = false;  // --shared-scenes on the command line: then its folder must exist
+  lightmap::LightmapBenchOptions lightmap;
 };
 
 // The ibrr benchmark's sections from "bake,display,geometry" (any subset, comma-separated).
@@ -49,8 +52,9 @@ void parseSections(const std::string& list, display::IbrrBenchOptions& ibrr) {
 
 void runBench(const BenchOptions& options) {
   const bool all = options.which == "all";
-  if (!all && options.which != "store" && options.which != "rays" && options.which != "ibrr")
-    throw ibrr::Error("unknown benchmark '" + options.which + "'; choose store, rays, ibrr or all");
+  if (!all && options.which != "store" && options.which != "rays" && options.which != "ibrr" &&
+      options.which != "lightmap")
+    throw ibrr::Error("unknown benchmark '" + options.which + "'; choose store, rays, ibrr, lightmap or all");
   if (!options.json.empty() && !all && options.which != "store")
     throw ibrr::Error(
         "--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
@@ -92,6 +96,12 @@ void runBench(const BenchOptions& options) {
     ibrr.sharedScenes = options.sharedScenes;
     display::runIbrrBenchmark(ibrr, std::cout);
   }
+  if (all || options.which == "lightmap") {
+    std::cout << "\n== lightmap: the atlas and the form-factor matrix ==\n";
+    lightmap::LightmapBenchOptions lightmapOptions = options.lightmap;
+    lightmapOptions.quick = options.quick;
+    lightmap::runLightmapBenchmark(lightmapOptions, std::cout);
+  }
 }
 
 }  // namespace
@@ -99,8 +109,8 @@ void runBench(const BenchOptions& options) {
 void addBenchCommand(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command =
-      app.add_subcommand("bench", "Measure speed and memory: store, rays, ibrr (bake and display) or all");
-  command->add_option("WHICH", options->which, "store, rays, ibrr or all")->capture_default_str();
+      app.add_subcommand("bench", "Measure speed and memory: store, rays, ibrr (bake and display), lightmap or all");
+  command->add_option("WHICH", options->which, "store, rays, ibrr, lightmap or all")->capture_default_str();
   command->add_flag("--quick", options->quick, "small sizes, for a smoke run (figures not for the README)");
   command->add_option("--json", options->json, "store benchmark: also write its figures as JSON here");
   command->add_flag("--convergence", options->convergence,
@@ -119,8 +129,27 @@ void addBenchCommand(CLI::App& app) {
                    "folder of the shared test scenes (conference room, bunny, dragon); when left out and the "
                    "default is missing, their parts are skipped with a note")
       ->capture_default_str();
+  lightmap::LightmapBenchOptions& lightmapBench = options->lightmap;
+  command->add_option("--matrix-scene", lightmapBench.matrixScene, "lightmap benchmark: the form-factor matrix's scene")
+      ->capture_default_str();
+  command
+      ->add_option("--matrix-atlas", lightmapBench.matrixAtlas,
+                   "lightmap benchmark: the matrix's atlas side (default " +
+                       std::to_string(lightmap::kDefaultMatrixAtlasSize) + ", 16 with --quick)")
+      ->check(CLI::Range(4, 1024));
+  command->add_option("--bounces", lightmapBench.bounces, "lightmap benchmark: the matrix's bounces k (default 8)")
+      ->check(CLI::Range(1, 64));
+  command
+      ->add_option("--hemicube", lightmapBench.hemicube,
+                   "lightmap benchmark: H of the form-factor hemicubes (default 64)")
+      ->check(CLI::Range(8, 1024));
+  command->add_option("--out", lightmapBench.output,
+                      "lightmap benchmark: a folder for cornell_atlas.png, the matrix file and the dense, "
+                      "compressed and moved-light lightmaps");
   command->footer(
-      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections display\n  ibrr bench ibrr --sections bake --paths 4096\n  ibrr bench all --quick");
+      "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections "
+      "display\n  ibrr bench ibrr --sections bake --paths 4096\n  ibrr bench lightmap --out figures\n  ibrr bench all "
+      "--quick");
   command->callback([options, command] {
     options->sharedScenesGiven = command->count("--shared-scenes") > 0;
     runBench(*options);
