@@ -31,6 +31,13 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
   const int size = 128;
   const display::Image image =
       display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings}).image;
+  // Given the scene's geometry already on the GPU (as the viewer and ibrr compare share theirs), the method
+  // uploads nothing and draws the same picture.
+  const gpu::SceneRenderer geometry(scene);
+  const std::uint64_t uploads = gpu::SceneRenderer::uploads();
+  CHECK(display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings, &geometry}).image.pixels ==
+        image.pixels);
+  CHECK(gpu::SceneRenderer::uploads() == uploads);
   const glm::vec3 red(0.63f, 0.065f, 0.05f), green(0.14f, 0.45f, 0.091f), white(0.725f, 0.71f, 0.68f);
   // Pixel checks: a patch on each side wall at mid height, the back wall and the floor.
   CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.04f, 0.08f, 0.45f, 0.55f), red, 1e-3f)));

@@ -1,6 +1,7 @@
 #include "compare/compare.hpp"
 
 #include "gpu/context.hpp"
+#include "gpu/scene_renderer.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
@@ -129,7 +130,8 @@ CompareResults runComparison(const CompareOptions& options, std::span<const Meth
 
   const auto context = gpu::createHeadlessContext();
   results.gpu = context->info().summary();
-  const MethodContext methodContext{scene, cameras, results.references, options};
+  const gpu::SceneRenderer geometry(scene);  // uploaded once, drawn by every method's renders
+  const MethodContext methodContext{scene, cameras, results.references, options, &geometry};
   std::vector<std::string> names = options.methods;
   if (names.empty())
     for (const MethodRunner& runner : runners) names.emplace_back(runner.name);

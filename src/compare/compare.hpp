@@ -7,6 +7,7 @@
 // The methods are the callers' (the `ibrr` method table, app/methods.hpp: each method's runner is defined
 // in its own file); this library runs them, measures and records.
 #include "display/image.hpp"
+#include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
 
 #include <glm/glm.hpp>
@@ -101,6 +102,7 @@ struct MethodContext {
   std::span<const scene::Camera> cameras;
   std::span<const Reference> references;
   const CompareOptions& options;
+  const gpu::SceneRenderer* geometry = nullptr;  // the scene on the GPU, shared by every render
   ImageError measure(std::size_t camera, const display::Image& image) const;
   // Mean relRMSE over the cameras of images rendered by `render(camera index)`.
   double meanError(const std::function<display::Image(std::size_t)>& render) const;

@@ -16,7 +16,8 @@ RenderedView renderView(const MethodContext& context, std::size_t camera, const 
                         const display::RenderSettings& settings) {
   const CompareOptions& options = context.options;
   display::RenderOutput output = method.render(
-      {context.scene, context.cameras[camera], options.width * kSupersample, options.height * kSupersample, settings});
+      {context.scene, context.cameras[camera], options.width * kSupersample, options.height * kSupersample, settings,
+       context.geometry});
   RenderedView view;
   view.image = display::downsample(output.image, kSupersample);
   view.displaySeconds = output.reconstructionSeconds;

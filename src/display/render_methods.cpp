@@ -8,13 +8,20 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 
 namespace ibrr::display {
 namespace {
 
+// The scene's geometry on the GPU: the request's, shared across renders, or uploaded into `uploaded` for this one.
+const gpu::SceneRenderer& sceneGeometry(const RenderRequest& request, std::optional<gpu::SceneRenderer>& uploaded) {
+  return request.geometry ? *request.geometry : uploaded.emplace(request.scene);
+}
+
 RenderOutput renderIbrr(const RenderRequest& request) {
   if (!request.settings.store) throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake')");
-  const gpu::SceneRenderer renderer(request.scene);
+  std::optional<gpu::SceneRenderer> uploaded;
+  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
   gbuffer.render(renderer, request.scene, request.camera);
   Reconstruction reconstruction;
@@ -30,7 +37,8 @@ RenderOutput renderIbrr(const RenderRequest& request) {
 
 RenderOutput renderKellerMethod(const RenderRequest& request) {
   const rays::VplSet vpls = bake::generateBakeVpls(request.scene, request.settings.vplOptions);
-  const gpu::SceneRenderer renderer(request.scene);
+  std::optional<gpu::SceneRenderer> uploaded;
+  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
   gbuffer.render(renderer, request.scene, request.camera);
   KellerResult keller = renderKeller(request.scene, renderer, gbuffer, vpls, request.settings.vplOptions);
@@ -71,7 +79,8 @@ RenderOutput renderLightmap(const RenderRequest& request) {
 }
 
 RenderOutput renderGBufferChannel(const RenderRequest& request, GBufferChannel channel) {
-  const gpu::SceneRenderer renderer(request.scene);
+  std::optional<gpu::SceneRenderer> uploaded;
+  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
   gbuffer.render(renderer, request.scene, request.camera);
   RenderOutput output;

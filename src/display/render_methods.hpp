@@ -6,6 +6,7 @@
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "display/image.hpp"
+#include "gpu/scene_renderer.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
@@ -37,6 +38,9 @@ struct RenderRequest {
   int width;
   int height;
   const RenderSettings& settings;
+  // The scene's geometry already on the GPU, shared by every render of a viewer or a comparison; null: the
+  // method uploads the scene for this render alone.
+  const gpu::SceneRenderer* geometry = nullptr;
 };
 
 struct RenderOutput {

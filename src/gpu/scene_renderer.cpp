@@ -5,6 +5,7 @@
 #include <glm/gtc/type_ptr.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -71,8 +72,15 @@ void setMaterialUniforms(GLuint program, const scene::Material& material, std::u
     glBindTextureUnit(kAlbedoTextureUnit, albedoTextures.at(std::size_t(material.albedoTexture)).id());
 }
 
+namespace {
+std::atomic<std::uint64_t> g_sceneUploads{0};
+}  // namespace
+
+std::uint64_t SceneRenderer::uploads() { return g_sceneUploads.load(); }
+
 SceneRenderer::SceneRenderer(const scene::Scene& scene)
     : m_instances(scene.instances), m_materials(scene.materials), m_triangleCount(scene.triangleCount()) {
+  ++g_sceneUploads;
   for (const scene::TriangleMesh& mesh : scene.meshes) {
     // Normals and texture coordinates are optional (meshes built in code may lack them): a mesh
     // without normals gets the area-weighted mean of its triangles' normals at each vertex.

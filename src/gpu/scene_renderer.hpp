@@ -53,6 +53,9 @@ public:
   std::size_t draw(const glm::mat4& viewProjection) const;
 
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
+  // Scenes uploaded by this process so far (one per construction): a viewer or a comparison uploads its
+  // scene once and shares it (display::RenderRequest::geometry).
+  [[nodiscard]] static std::uint64_t uploads();
 
 private:
   struct DrawRange {

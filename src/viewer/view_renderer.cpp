@@ -170,7 +170,7 @@ PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int heigh
       display::RenderSettings settings = m_tableSettings;
       settings.reconstruction = reconstruction;
       settings.cpuReconstruction = cpuReconstruction;
-      const display::RenderOutput output = mode.method->render({m_scene, camera, width, height, settings});
+      const display::RenderOutput output = mode.method->render({m_scene, camera, width, height, settings, &m_sceneRenderer});
       const double totalMs = finishAndTake(stopwatch);
       times.reconstructionMs = 1e3 * output.reconstructionSeconds;
       times.gbufferMs = std::max(0.0, totalMs - times.reconstructionMs);  // set-up, G-buffer and readback
