@@ -1,12 +1,11 @@
 // The hemicube gathering solver against known answers: the multiplier map against the analytic
-// form factor of a hemicube face, the furnace (L = L_e / (1 − a), and the Jacobi iterates
-// L_k = L_e Σ_{i≤k} a^i exactly), and the GPU iterates against a CPU Jacobi solve of the same
-// texel system (form factors read back from the same hemicubes), with Gauss–Seidel beside it.
+// form factor of a hemicube face, a furnace box by hand (Jacobi iterates L_k = L_e Σ_{i≤k} a^i),
+// the GPU iterates against a CPU Jacobi solve of the same texel system (form factors read back from
+// the same hemicubes) with Gauss–Seidel beside it; the furnace and command line: test_solvers.cpp.
 #include "lightmap/atlas.hpp"
 #include "lightmap/form_factors.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/gather_hemicubes.hpp"
-#include "lightmap/lightmap_file.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
 
@@ -14,7 +13,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <numbers>
 
@@ -294,81 +292,6 @@ TEST_CASE("gather: GPU Jacobi iterates track a CPU solve of the same texel syste
   const LightmapAtlas atlas = buildAtlas(scene, atlasOptions);
   const PatchList patches = rasterizePatches(scene, atlas);
   checkAgainstCpuSolve(scene, atlas, patches, 32, 8, 64, 1e-4);
-}
-
-TEST_CASE("gather: the furnace through the project's atlas reaches E / (1 - a) within 2%", "[lightmap][gather]") {
-  makeGlCurrent();
-  const scene::Scene scene = scene::loadScene(builtinScene("furnace.json"));
-  AtlasOptions atlasOptions;
-  atlasOptions.targetSize = 48;
-  const LightmapAtlas atlas = buildAtlas(scene, atlasOptions);
-  const PatchList patches = rasterizePatches(scene, atlas);
-  GatherOptions options;  // the split scheme: H = 32 for the first gather, h = 16 after
-  options.hemicubeResolution = 32;
-  options.indirectHemicubeResolution = 16;
-  options.tolerance = 1e-3;
-  options.maxIterations = 50;
-  const GatherResult result = solveGather(scene, atlas, patches, options);
-  double worst = 0.0;
-  std::size_t valid = 0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t) {
-    if (!patches.valid[t]) continue;
-    ++valid;
-    for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(double(result.lightmap.radiance[t][c]) / 2.0 - 1.0));
-  }
-  std::printf("furnace: %zu texels, %zu iterations, worst deviation from 2: %.3f%%\n", valid, result.iterations.size(),
-              100.0 * worst);
-  REQUIRE(valid > 500);
-  CHECK(worst < 0.02);
-}
-
-TEST_CASE("gather: ibrr bake --method gather writes a furnace lightmap of E / (1 - a)", "[lightmap][gather][cli]") {
-  makeGlCurrent();
-  const std::filesystem::path folder = test::outputDir("gather_cli_furnace");
-  const std::filesystem::path file = folder / "furnace.lightmap";
-  const test::CommandResult result = test::runIbrr({"bake", "furnace", "--method", "gather", "--atlas", "32",
-                                                    "--hemicube", "16", "--tolerance", "0.002", "-o", file.string()});
-  INFO(result.err);
-  REQUIRE(result.exitCode == 0);
-  CHECK_THAT(result.out, Catch::Contains("wrote") && Catch::Contains("hemicubes/s"));
-  const scene::Scene scene = scene::loadScene(builtinScene("furnace.json"));
-  LightmapAtlas atlas;
-  const Lightmap lightmap = loadLightmap(file, scene, &atlas);
-  CHECK(lightmap.method == "gather");
-  const PatchList patches = rasterizePatches(scene, atlas);
-  for (std::size_t t = 0; t < patches.texelCount(); ++t)
-    if (patches.valid[t]) REQUIRE(lightmap.radiance[t].y == Approx(2.0).epsilon(0.02));
-}
-
-TEST_CASE("gather: bake flags of the other method are refused, naming the flag", "[lightmap][gather][cli]") {
-  const std::filesystem::path folder = test::outputDir("gather_cli_flags");
-  const std::string lightmap = (folder / "x.lightmap").string();
-  const std::string store = (folder / "x.ibrr").string();
-  test::checkRefusedByName(folder, {
-      {{"bake", "furnace", "--method", "gather", "--paths", "64", "-o", lightmap}, "--paths"},
-      {{"bake", "furnace", "--method", "gather", "--ldc", "64", "-o", lightmap}, "--ldc"},
-      {{"bake", "furnace", "--iterations", "3", "-o", store}, "--iterations"},
-      {{"bake", "furnace", "--method", "ibrr", "--atlas", "64", "-o", store}, "--atlas"},
-      {{"bake", "furnace", "--method", "radiosity", "-o", lightmap}, "--method"},
-      {{"bake", "furnace", "--method", "gather", "--hemicube", "15", "-o", lightmap}, "--hemicube"},
-      {{"bake", "furnace", "--method", "gather", "--hemicube", "16", "--indirect-hemicube", "32", "-o", lightmap},
-       "--indirect-hemicube"},
-      {{"bake", "furnace", "--method", "gather", "--atlas", "64", "--texel-density", "3", "-o", lightmap},
-       "--texel-density"},
-      {{"bake", "furnace", "--refine-near-lights", "2", "-o", store}, "--refine-near-lights"},
-      {{"bake", "furnace", "--method", "matrix", "--refine-near-lights", "2", "-o", lightmap},
-       "--refine-near-lights"},
-      {{"bake", "furnace", "--method", "gather", "--refine-near-lights", "9", "-o", lightmap},
-       "--refine-near-lights"},
-  });
-}
-
-TEST_CASE("gather: Ctrl-C stops a gather bake: exit 130, no lightmap and no temporary file left",
-          "[lightmap][gather][cli]") {
-  const std::filesystem::path folder = test::outputDir("gather_cli_interrupt");
-  const std::filesystem::path file = folder / "cornell.lightmap";
-  test::checkInterruptedCleanly(folder, "bake cornell --method gather --atlas 256 --hemicube 128 --iterations 50 -o " +
-                                            file.string());
 }
 
 }  // namespace ibrr::lightmap

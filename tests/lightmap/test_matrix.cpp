@@ -1,20 +1,20 @@
 // The form-factor matrix solver against known answers: the k-bounce matrix by binary powering
-// against k separate products, the furnace E / (1 − a), the GPU product against the CPU one (dense,
-// compressed with the GL's BC1 decoder and with the shader's own), a moved light against a fresh
-// solve of the moved scene, the matrix file's round trip and its refusals, the compression error
-// with and without reordering, and the flags; moving lights in the scene and its atlas
+// against k separate products, the GPU product against the CPU one (dense, compressed with the
+// GL's BC1 decoder and with the shader's own), a moved light against a fresh solve of the moved
+// scene, the matrix file's round trip and its refusals, the compression error with and without
+// reordering, and the refusals that need a scene; moving lights in the scene and its atlas
 // (translateLights, scenes/cornell_light_moved.json) and parsing --move-light; the command line:
-// `ibrr bake --method matrix` (furnace, flags refused by name, Ctrl-C) and `ibrr render --matrix
-// --move-light` against the library's relight.
+// `ibrr render --matrix --move-light` against the library's relight. The furnace, the options'
+// errors and `ibrr bake --method matrix`: test_solvers.cpp.
 #include "display/image.hpp"
 #include "display/render_methods.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/matrix.hpp"
+#include "lightmap_test_support.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
-#include "lightmap_test_support.hpp"
 #include "test_support.hpp"
 #include "util/stopwatch.hpp"
 
@@ -50,18 +50,7 @@ std::vector<double> separateProducts(const std::vector<float>& f, const std::vec
   return sum;
 }
 
-// sqrt(Σ|a − b|²) / sqrt(Σ|b|²) over the patches that `use` accepts.
-template <typename Use>
-double relativeRms(const std::vector<glm::vec3>& a, const std::vector<glm::vec3>& b, Use use) {
-  double d2 = 0.0, b2 = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!use(i)) continue;
-    const glm::dvec3 d = glm::dvec3(a[i]) - glm::dvec3(b[i]);
-    d2 += glm::dot(d, d);
-    b2 += glm::dot(glm::dvec3(b[i]), glm::dvec3(b[i]));
-  }
-  return std::sqrt(d2 / b2);
-}
+using test::relativeRms;  // relativeRms(a, b, use): sqrt(Σ|a − b|²) / sqrt(Σ|b|²) where `use` accepts
 
 }  // namespace
 
@@ -126,30 +115,6 @@ TEST_CASE("matrix: BC1 blocks decode as the format says", "[lightmap][matrix]") 
       decodeBc1Block(0x0000ull | (0xffffull << 16) | (std::uint64_t(0xe4e4e4e4u) << 32));
   CHECK(three[2] == glm::u8vec3(127));
   CHECK(three[3] == glm::u8vec3(0));
-}
-
-TEST_CASE("matrix: the furnace through the project's atlas reaches E / (1 - a) within 2%", "[lightmap][matrix]") {
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  const Setup s = makeSetup(scene, 32);
-  MatrixOptions options;
-  options.hemicubeResolution = 32;
-  options.bounces = 8;  // k bounces give E (1 − a^{k+1}) / (1 − a): 0.2% short of 2 at k = 8
-  const MatrixResult result = solveMatrix(scene, s.atlas, s.patches, options);
-  REQUIRE(result.solution->direct == MatrixDirect::Matrix);  // every surface emits
-  const double truncated = 2.0 * (1.0 - std::pow(0.5, options.bounces + 1));
-  double worst = 0.0, worstTruncated = 0.0;
-  for (std::size_t t = 0; t < s.patches.texelCount(); ++t) {
-    if (!s.patches.valid[t]) continue;
-    for (int c = 0; c < 3; ++c) {
-      const double l = result.lightmap.radiance[t][c];
-      worst = std::max(worst, std::abs(l / 2.0 - 1.0));
-      worstTruncated = std::max(worstTruncated, std::abs(l / truncated - 1.0));
-    }
-  }
-  std::printf("matrix furnace: %zu patches, k = %d, worst deviation from 2: %.3f%%, from 2(1 - 0.5^(k+1)): %.3f%%\n",
-              result.solution->size(), options.bounces, 100.0 * worst, 100.0 * worstTruncated);
-  CHECK(worst < 0.02);
-  CHECK(worstTruncated < 0.002);  // hemicube rows of a closed box sum to 1 within 1e-5
 }
 
 TEST_CASE("matrix: the GPU product equals the CPU product (dense, compressed by GL and by the shader)",
@@ -419,7 +384,8 @@ TEST_CASE("matrix: a compressed matrix with no exact entries round-trips through
   solution.sceneFingerprint = scene.fingerprint();
   solution.bounces = 1;
   solution.texels = {0, 1, 2};
-  solution.position = solution.normal = solution.albedo = solution.emission = std::vector<glm::vec3>(3, glm::vec3(0.5f));
+  solution.position = solution.normal = solution.albedo = solution.emission =
+      std::vector<glm::vec3>(3, glm::vec3(0.5f));
   auto compressed = std::make_shared<CompressedMatrix>();
   compressed->paddedSize = 4;
   compressed->rowOrder = compressed->columnOrder = {0, 1, 2};
@@ -476,23 +442,9 @@ TEST_CASE("matrix: compression keeps the top entries exact and reordering lowers
   CHECK(relightErrors[2] < 0.02);
 }
 
-TEST_CASE("matrix: bad options are refused, naming the flag", "[lightmap][matrix]") {
-  const auto refuses = [](auto change, const char* flag) {
-    MatrixOptions options;
-    change(options);
-    CHECK_THROWS_WITH(validateMatrixOptions(options), Catch::Contains(flag));
-  };
-  refuses([](MatrixOptions& o) { o.bounces = 0; }, "--bounces");
-  refuses([](MatrixOptions& o) { o.hemicubeResolution = 33; }, "--hemicube");
-  refuses([](MatrixOptions& o) { o.layersPerBatch = -1; }, "--layers");
-  refuses([](MatrixOptions& o) { o.lightSamples = 0; }, "--light-samples");
-  refuses([](MatrixOptions& o) { o.maxPatches = 0; }, "--max-patches");
-  refuses([](MatrixOptions& o) { o.exactFraction = 1.5; }, "--exact-fraction");
-  refuses([](MatrixOptions& o) { o.logRange = 0.0f; }, "--log-range");
-  CHECK_THROWS_WITH(parseMatrixDirect("sideways"), Catch::Contains("--direct"));
-  CHECK_THROWS_WITH(parseMatrixStorage("zip"), Catch::Contains("--storage"));
-  CHECK_THROWS_WITH(parseMatrixReorder("random"), Catch::Contains("--reorder"));
-  CHECK(parseMatrixReorder("rows-columns") == MatrixReorder::RowsColumns);
+TEST_CASE("matrix: too many patches, or rays where everything emits, are refused naming the flags",
+          "[lightmap][matrix]") {
+  CHECK(parseMatrixReorder("rows-columns") == MatrixReorder::RowsColumns);  // (the bad words: test_solvers.cpp)
   // Too many patches for the dense matrix: the message names the atlas flags.
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
   const Setup s = makeSetup(scene, 16);
@@ -735,85 +687,6 @@ TEST_CASE("matrix: translateLights moves only the light, as scenes/cornell_light
   CHECK_THROWS_WITH(parseLightMoves(twice, lights), Catch::Contains("moved twice"));
 }
 
-TEST_CASE("matrix: ibrr bake --method matrix writes a furnace lightmap of E / (1 - a) and its matrix",
-          "[lightmap][matrix][cli]") {
-  test::glContext();
-  const std::filesystem::path folder = test::outputDir("matrix_cli_furnace");
-  const std::filesystem::path file = folder / "furnace.lightmap";
-  const std::filesystem::path matrix = folder / "furnace.ffmatrix";
-  const test::CommandResult result =
-      test::runIbrr({"bake", "furnace", "--method", "matrix", "--atlas", "32", "--hemicube", "32", "--bounces", "8",
-                     "--save-matrix", matrix.string(), "-o", file.string()});
-  INFO(result.err);
-  REQUIRE(result.exitCode == 0);
-  CHECK_THAT(result.out, Catch::Contains("wrote " + file.string()) && Catch::Contains("wrote " + matrix.string()) &&
-                             Catch::Contains("k = 8 bounces") && Catch::Contains("direct light by matrix") &&
-                             Catch::Contains("relight"));
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  LightmapAtlas atlas;
-  const Lightmap lightmap = loadLightmap(file, scene, &atlas);
-  CHECK(lightmap.method == "matrix");
-  CHECK(lightmap.atlasOptions.targetSize == 32);
-  const PatchList patches = rasterizePatches(scene, atlas);
-  double sum = 0.0, area = 0.0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t)
-    if (patches.valid[t]) {
-      sum += double(patches.area[t]) * double(lightmap.radiance[t].r + lightmap.radiance[t].g + lightmap.radiance[t].b) / 3.0;
-      area += double(patches.area[t]);
-    }
-  std::printf("matrix bake of the furnace: mean %.4f (2 expected, 2(1 - 0.5^9) = %.4f with k = 8)\n", sum / area,
-              2.0 * (1.0 - std::pow(0.5, 9)));
-  CHECK(sum / area == Approx(2.0).epsilon(0.02));
-  // The saved matrix belongs to the atlas the lightmap's options rebuild.
-  const MatrixSolution solution = loadMatrix(matrix, scene);
-  CHECK(solution.atlasOptions.targetSize == 32);
-  CHECK(solution.bounces == 8);
-  CHECK_NOTHROW(checkMatrixAtlas(solution, atlas, patches, matrix));
-  for (const auto& entry : std::filesystem::directory_iterator(folder))  // no temporary left
-    CHECK((entry.path() == file || entry.path() == matrix || entry.path().string() == file.string() + ".exr"));
-}
-
-TEST_CASE("matrix: bake flags of other methods are refused, naming the flag", "[lightmap][matrix][cli]") {
-  const std::filesystem::path folder = test::outputDir("matrix_cli_flags");
-  const std::string lightmap = (folder / "x.lightmap").string();
-  const std::string store = (folder / "x.ibrr").string();
-  struct Case {
-    std::vector<std::string> arguments;
-    std::string named;
-  };
-  const Case cases[] = {
-      {{"bake", "furnace", "--method", "matrix", "--paths", "64", "-o", lightmap}, "--paths"},
-      {{"bake", "furnace", "--method", "matrix", "--residual", "0.01", "-o", lightmap}, "--residual"},
-      {{"bake", "furnace", "--method", "matrix", "--shooters", "4", "-o", lightmap}, "--shooters"},
-      {{"bake", "furnace", "--method", "matrix", "--hemisphere", "64", "-o", lightmap}, "--hemisphere"},
-      {{"bake", "furnace", "--method", "matrix", "--iterations", "3", "-o", lightmap}, "--iterations"},
-      {{"bake", "furnace", "--method", "matrix", "--time-budget", "3", "-o", lightmap}, "--time-budget"},
-      {{"bake", "furnace", "--method", "matrix", "--indirect-hemicube", "16", "-o", lightmap}, "--indirect-hemicube"},
-      {{"bake", "furnace", "--method", "gather", "--bounces", "4", "-o", lightmap}, "--bounces"},
-      {{"bake", "furnace", "--method", "progressive", "--storage", "compressed", "-o", lightmap}, "--storage"},
-      {{"bake", "furnace", "--method", "stochastic", "--save-matrix", lightmap + ".m", "-o", lightmap},
-       "--save-matrix"},
-      {{"bake", "furnace", "--reorder", "rows", "-o", store}, "--reorder"},
-      {{"bake", "furnace", "--method", "matrix", "--bounces", "0", "-o", lightmap}, "--bounces"},
-      {{"bake", "furnace", "--method", "matrix", "--storage", "zipped", "-o", lightmap}, "--storage"},
-      {{"bake", "furnace", "--method", "matrix", "--reorder", "columns", "-o", lightmap}, "--reorder"},
-      {{"bake", "furnace", "--method", "matrix", "--direct", "sideways", "-o", lightmap}, "--direct"},
-      {{"bake", "furnace", "--method", "matrix", "--exact-fraction", "2", "-o", lightmap}, "--exact-fraction"},
-      {{"bake", "furnace", "--method", "matrix", "--log-range", "0", "-o", lightmap}, "--log-range"},
-      {{"bake", "furnace", "--method", "matrix", "--light-samples", "0", "-o", lightmap}, "--light-samples"},
-      {{"bake", "furnace", "--method", "matrix", "--atlas", "64", "--max-patches", "10", "-o", lightmap},
-       "--max-patches"},
-      {{"bake", "furnace", "--method", "matrix", "--save-matrix", lightmap, "-o", lightmap}, "--save-matrix"},
-  };
-  for (const Case& c : cases) {
-    const test::CommandResult result = test::runIbrr(c.arguments);
-    INFO(c.named << ": " << result.err);
-    CHECK(result.exitCode != 0);
-    CHECK_THAT(result.err, Catch::Contains(c.named));
-  }
-  CHECK(std::filesystem::is_empty(folder));  // nothing written
-}
-
 TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's relight of the moved light",
           "[lightmap][matrix][cli]") {
   test::glContext();
@@ -826,9 +699,8 @@ TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's religh
   REQUIRE(bake.exitCode == 0);
   CHECK_THAT(bake.out, Catch::Contains("0: light (instance 0)"));
   const std::filesystem::path image = folder / "moved.pfm";
-  const test::CommandResult render =
-      test::runIbrr({"render", "cornell", "--matrix", matrix.string(), "--move-light", "0:50,0,-20", "--size", "40x40",
-                     "-o", image.string()});
+  const test::CommandResult render = test::runIbrr({"render", "cornell", "--matrix", matrix.string(), "--move-light",
+                                                    "0:50,0,-20", "--size", "40x40", "-o", image.string()});
   INFO(render.err);
   REQUIRE(render.exitCode == 0);
   CHECK_THAT(render.out, Catch::Contains("without recomputing") && Catch::Contains("0 by (50, 0, -20)") &&
@@ -892,14 +764,6 @@ TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's religh
     for (const std::string& named : c.named) CHECK_THAT(result.err, Catch::Contains(named));
   }
   CHECK_FALSE(std::filesystem::exists(out));
-}
-
-TEST_CASE("matrix: Ctrl-C stops a matrix bake: exit 130, no lightmap, no matrix and no temporary file left",
-          "[lightmap][matrix][cli]") {
-  const std::filesystem::path folder = test::outputDir("matrix_cli_interrupt");
-  const std::filesystem::path file = folder / "cornell.lightmap";
-  test::checkInterruptedCleanly(folder, "bake cornell --method matrix --atlas 64 --bounces 64 --save-matrix " +
-                                            (folder / "cornell.ffmatrix").string() + " -o " + file.string());
 }
 
 }  // namespace ibrr::lightmap

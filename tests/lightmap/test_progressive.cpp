@@ -1,11 +1,12 @@
 // Progressive refinement radiosity against known answers: the tessellation's counts and areas, one
 // shot from a small light onto a plane against the disc form factor (exact for a coaxial disc)
 // and the exact rectangle form factor, the energy of one shot in a closed box (all the power that
-// leaves the shooter arrives somewhere), the furnace E / (1 − a), and the command line.
+// leaves the shooter arrives somewhere) and checkpoints; the furnace and the flags: test_solvers.cpp.
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/progressive.hpp"
+#include "lightmap_test_support.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
@@ -15,7 +16,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <numbers>
 
 namespace ibrr::lightmap {
@@ -23,19 +23,12 @@ namespace {
 
 constexpr double kPi = std::numbers::pi;
 
-struct Solved {
-  LightmapAtlas atlas;
-  PatchList patches;
-  ProgressiveResult result;
+struct Solved : test::AtlasAndPatches {
+  ProgressiveResult result = {};
 };
 
 Solved solve(const scene::Scene& scene, int atlasSize, const ProgressiveOptions& options) {
-  test::glContext();
-  Solved s;
-  AtlasOptions atlasOptions;
-  atlasOptions.targetSize = atlasSize;
-  s.atlas = buildAtlas(scene, atlasOptions);
-  s.patches = rasterizePatches(scene, s.atlas);
+  Solved s{test::makeAtlasAndPatches(scene, atlasSize)};
   s.result = solveProgressive(scene, s.atlas, s.patches, options);
   return s;
 }
@@ -130,31 +123,6 @@ TEST_CASE("progressive: in a closed box, the power that leaves a shooter all arr
   CHECK(received / shot == Approx(1.0).epsilon(0.02));
 }
 
-TEST_CASE("progressive: the furnace through the project's atlas reaches E / (1 - a) within 2%",
-          "[lightmap][progressive]") {
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  ProgressiveOptions options;
-  options.residualFraction = 0.005;
-  const Solved s = solve(scene, 48, options);
-  double worst = 0.0, mean = 0.0;
-  std::size_t valid = 0;
-  for (std::size_t t = 0; t < s.patches.texelCount(); ++t) {
-    if (!s.patches.valid[t]) continue;
-    ++valid;
-    mean += s.result.lightmap.radiance[t].g;
-    for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(double(s.result.lightmap.radiance[t][c]) / 2.0 - 1.0));
-  }
-  mean /= double(valid);
-  std::printf(
-      "furnace: %zu texels, %zu clusters, %llu shots, residual %.4f, mean %.4f, worst deviation from 2: "
-      "%.3f%%\n",
-      valid, s.result.clusters, static_cast<unsigned long long>(s.result.shots),
-      s.result.checkpoints.back().residualFraction, mean, 100.0 * worst);
-  CHECK(s.result.stopReason == "residual");
-  CHECK(s.result.checkpoints.back().residualFraction < 0.005);
-  CHECK(worst < 0.02);
-}
-
 TEST_CASE("progressive: checkpoints track a falling residual, and a callback that rebinds buffers changes nothing",
           "[lightmap][progressive]") {
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
@@ -185,21 +153,6 @@ TEST_CASE("progressive: checkpoints track a falling residual, and a callback tha
     for (int c = 0; c < 3; ++c)
       worst = std::max(worst, double(std::abs(checked.lightmap.radiance[t][c] - plain.result.lightmap.radiance[t][c])));
   CHECK(worst < 1e-5);
-}
-
-TEST_CASE("progressive: bad options are refused, naming the flag", "[lightmap][progressive]") {
-  const auto refuses = [](auto change, const char* flag) {
-    ProgressiveOptions options;
-    change(options);
-    CHECK_THROWS_WITH(validateProgressiveOptions(options), Catch::Contains(flag));
-  };
-  refuses([](ProgressiveOptions& o) { o.clusterTexels = 0; }, "--cluster");
-  refuses([](ProgressiveOptions& o) { o.emitterClusterTexels = 65; }, "--emitter-cluster");
-  refuses([](ProgressiveOptions& o) { o.hemisphereResolution = 8; }, "--hemisphere");
-  refuses([](ProgressiveOptions& o) { o.maxEdgeFraction = -1.0; }, "--max-edge");
-  refuses([](ProgressiveOptions& o) { o.residualFraction = 1.5; }, "--residual");
-  refuses([](ProgressiveOptions& o) { o.timeBudgetSeconds = -2.0; }, "--time-budget");
-  refuses([](ProgressiveOptions& o) { o.residualFraction = 0.0; }, "never stop");
 }
 
 }  // namespace ibrr::lightmap
@@ -248,55 +201,6 @@ TEST_CASE("progressive: figures (time per shot, convergence)", "[.figures][.prog
     result.lightmap.atlasOptions = atlasOptions;
     saveLightmap(outEnv, result.lightmap);
   }
-}
-
-}  // namespace ibrr::lightmap
-
-namespace ibrr::lightmap {
-
-TEST_CASE("progressive: ibrr bake --method progressive writes a furnace lightmap of E / (1 - a)",
-          "[lightmap][progressive][cli]") {
-  test::glContext();
-  const std::filesystem::path folder = test::outputDir("progressive_cli_furnace");
-  const std::filesystem::path file = folder / "furnace.lightmap";
-  const test::CommandResult result = test::runIbrr(
-      {"bake", "furnace", "--method", "progressive", "--atlas", "32", "--emitter-cluster", "2", "-o", file.string()});
-  INFO(result.err);
-  REQUIRE(result.exitCode == 0);
-  CHECK_THAT(result.out, Catch::Contains("wrote") && Catch::Contains("ms per shot") && Catch::Contains("residual"));
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  LightmapAtlas atlas;
-  const Lightmap lightmap = loadLightmap(file, scene, &atlas);
-  CHECK(lightmap.method == "progressive");
-  const PatchList patches = rasterizePatches(scene, atlas);
-  double worst = 0.0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t)
-    if (patches.valid[t])
-      for (int c = 0; c < 3; ++c) worst = std::max(worst, std::abs(double(lightmap.radiance[t][c]) / 2.0 - 1.0));
-  std::printf("progressive bake of the furnace: worst deviation from 2: %.3f%%\n", 100.0 * worst);
-  CHECK(worst < 0.02);
-}
-
-TEST_CASE("progressive: bake flags of other methods are refused, naming the flag", "[lightmap][progressive][cli]") {
-  const std::filesystem::path folder = test::outputDir("progressive_cli_flags");
-  const std::string lightmap = (folder / "x.lightmap").string();
-  const std::string store = (folder / "x.ibrr").string();
-  test::checkRefusedByName(folder, {
-      {{"bake", "furnace", "--method", "progressive", "--paths", "64", "-o", lightmap}, "--paths"},
-      {{"bake", "furnace", "--method", "progressive", "--iterations", "3", "-o", lightmap}, "--iterations"},
-      {{"bake", "furnace", "--method", "progressive", "--hemicube", "32", "-o", lightmap}, "--hemicube"},
-      {{"bake", "furnace", "--method", "gather", "--cluster", "4", "-o", lightmap}, "--cluster"},
-      {{"bake", "furnace", "--residual", "0.1", "-o", store}, "--residual"},
-      {{"bake", "furnace", "--method", "progressive", "--cluster", "0", "-o", lightmap}, "--cluster"},
-      {{"bake", "furnace", "--method", "progressive", "--residual", "0", "-o", lightmap}, "--residual"},
-  });
-}
-
-TEST_CASE("progressive: Ctrl-C stops a progressive bake: exit 130, no lightmap and no temporary file left",
-          "[lightmap][progressive][cli]") {
-  const std::filesystem::path folder = test::outputDir("progressive_cli_interrupt");
-  const std::filesystem::path file = folder / "cornell.lightmap";
-  test::checkInterruptedCleanly(folder, "bake cornell --method progressive --residual 0.0001 -o " + file.string());
 }
 
 }  // namespace ibrr::lightmap

@@ -1,23 +1,22 @@
 // Stochastic iteration radiosity against known answers: its expectation is the solution that
 // progressive refinement reaches with the same kernel (one-texel shooters, same visibility pass),
-// so the error against that solution falls as 1/√m; the furnace E / (1 − a); determinism for a
-// seed; the options' errors; the command line.
+// so the error against that solution falls as 1/√m; determinism for a seed; the furnace, the
+// options' errors and the command line: test_solvers.cpp.
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/progressive.hpp"
 #include "lightmap/stochastic.hpp"
-#include "scene/load.hpp"
 #include "lightmap_test_support.hpp"
+#include "scene/load.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -27,18 +26,7 @@ namespace {
 using Atlas = test::AtlasAndPatches;
 constexpr auto makeAtlas = test::makeAtlasAndPatches;
 
-// Area-weighted relative RMS difference over valid texels and channels:
-//   √(Σ A |x − y|² / Σ A |y|²)
-double relativeRms(const PatchList& patches, std::span<const glm::vec3> x, std::span<const glm::vec3> y) {
-  double squared = 0.0, reference = 0.0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t) {
-    if (!patches.valid[t]) continue;
-    const glm::dvec3 d = glm::dvec3(x[t]) - glm::dvec3(y[t]);
-    squared += double(patches.area[t]) * glm::dot(d, d);
-    reference += double(patches.area[t]) * glm::dot(glm::dvec3(y[t]), glm::dvec3(y[t]));
-  }
-  return std::sqrt(squared / reference);
-}
+using test::relativeRms;  // relativeRms(patches, x, y): area-weighted over the valid texels
 
 }  // namespace
 
@@ -96,10 +84,11 @@ TEST_CASE("stochastic: the error against the solution of the same kernel falls a
       sxy += (logM[i] - meanM) * (logE[i] - meanE);
       sxx += (logM[i] - meanM) * (logM[i] - meanM);
     }
-    std::printf("  shooting the %s: RMS over %d runs of the relative RMS error at m = 20, 40, 80, 160, 320: "
-                "%.4f %.4f %.4f %.4f %.4f; slope %.3f\n",
-                name, kRuns, std::sqrt(meanSquared[0]), std::sqrt(meanSquared[1]), std::sqrt(meanSquared[2]),
-                std::sqrt(meanSquared[3]), std::sqrt(meanSquared[4]), sxy / sxx);
+    std::printf(
+        "  shooting the %s: RMS over %d runs of the relative RMS error at m = 20, 40, 80, 160, 320: "
+        "%.4f %.4f %.4f %.4f %.4f; slope %.3f\n",
+        name, kRuns, std::sqrt(meanSquared[0]), std::sqrt(meanSquared[1]), std::sqrt(meanSquared[2]),
+        std::sqrt(meanSquared[3]), std::sqrt(meanSquared[4]), sxy / sxx);
     return std::pair(sxy / sxx, meanSquared);
   };
   std::printf("stochastic vs progressive (the same 4x4 clusters, %llu shots, residual %.5f), %zu texels:\n",
@@ -110,41 +99,9 @@ TEST_CASE("stochastic: the error against the solution of the same kernel falls a
   const auto [slope, meanSquared] = convergence(StochasticShootFrom::LastIterate, "last iterate (default)");
   CHECK(slope <= -0.45);
   CHECK(std::sqrt(meanSquared.back() / meanSquared.front()) < 0.3);  // 1/√16 = 0.25
-  const auto [paperSlope, paperMeanSquared] = convergence(StochasticShootFrom::RunningAverage, "running average (paper)");
+  const auto [paperSlope, paperMeanSquared] =
+      convergence(StochasticShootFrom::RunningAverage, "running average (paper)");
   CHECK(paperMeanSquared.back() < paperMeanSquared.front());  // it converges, more slowly
-}
-
-TEST_CASE("stochastic: the furnace through the project's atlas reaches E / (1 - a) within 2%",
-          "[lightmap][stochastic]") {
-  // Every surface emits E = 1 and reflects a = 0.5 in a closed box: L = E / (1 − a) = 2 everywhere.
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  const Atlas a = makeAtlas(scene, 32);
-  StochasticOptions options;
-  options.hemisphereResolution = 128;
-  options.shootersPerIteration = 16;
-  options.clusterTexels = 4;
-  options.emitterClusterTexels = 4;
-  options.iterations = 200;
-  const StochasticResult result = solveStochastic(scene, a.atlas, a.patches, options);
-  double worst = 0.0, squared = 0.0, mean = 0.0, area = 0.0;
-  for (std::size_t t = 0; t < a.patches.texelCount(); ++t) {
-    if (!a.patches.valid[t]) continue;
-    const double w = a.patches.area[t];
-    area += w;
-    for (int c = 0; c < 3; ++c) {
-      const double deviation = double(result.lightmap.radiance[t][c]) / 2.0 - 1.0;
-      worst = std::max(worst, std::abs(deviation));
-      squared += w * deviation * deviation / 3.0;
-      mean += w * double(result.lightmap.radiance[t][c]) / 3.0;
-    }
-  }
-  mean /= area;
-  std::printf("furnace: %llu iterations x %d shooters, mean %.4f, RMS deviation from 2: %.3f%%, worst texel %.3f%%\n",
-              static_cast<unsigned long long>(result.iterations), options.shootersPerIteration, mean,
-              100.0 * std::sqrt(squared / area), 100.0 * worst);
-  CHECK(std::abs(mean / 2.0 - 1.0) < 0.02);
-  CHECK(std::sqrt(squared / area) < 0.02);
-  CHECK(worst < 0.06);
 }
 
 TEST_CASE("stochastic: a run is deterministic for a seed, and another seed draws other shooters",
@@ -163,30 +120,14 @@ TEST_CASE("stochastic: a run is deterministic for a seed, and another seed draws
   CHECK(relativeRms(a.patches, first.lightmap.radiance, other.lightmap.radiance) > 1e-3);
 }
 
-TEST_CASE("stochastic: bad options are refused, naming the flag", "[lightmap][stochastic]") {
-  const auto refuses = [](auto change, const char* flag) {
-    StochasticOptions options;
-    change(options);
-    CHECK_THROWS_WITH(validateStochasticOptions(options), Catch::Contains(flag));
-  };
-  refuses([](StochasticOptions& o) { o.shootersPerIteration = 0; }, "--shooters");
-  refuses([](StochasticOptions& o) { o.shootersPerIteration = 65; }, "--shooters");
-  refuses([](StochasticOptions& o) { o.clusterTexels = 0; }, "--cluster");
-  refuses([](StochasticOptions& o) { o.emitterClusterTexels = 17; }, "--emitter-cluster");
-  refuses([](StochasticOptions& o) { o.hemisphereResolution = 8; }, "--hemisphere");
-  refuses([](StochasticOptions& o) { o.maxEdgeFraction = 2.0; }, "--max-edge");
-  refuses([](StochasticOptions& o) { o.timeBudgetSeconds = -1.0; }, "--time-budget");
-  refuses([](StochasticOptions& o) { o.iterations = 0; }, "never stop");
-}
-
 }  // namespace ibrr::lightmap
 
 namespace ibrr::lightmap {
 
 // The README's figures: `ibrr_lightmap_tests "[.stochastic_figures]"` with IBRR_STOCHASTIC_ATLAS
 // (atlas side, default 256), IBRR_STOCHASTIC_SCENE (default cornell.json), IBRR_STOCHASTIC_OUT (a
-// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _CLUSTER, _EMITTER_CLUSTER, _MAX_EDGE, _HEMISPHERE,
-// _ITERATIONS and _SEED.
+// .lightmap to write, for `ibrr render --lightmap`), IBRR_STOCHASTIC_SHOOTERS, _CLUSTER, _EMITTER_CLUSTER, _MAX_EDGE,
+// _HEMISPHERE, _ITERATIONS and _SEED.
 TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_figures]") {
   const char* sceneEnv = std::getenv("IBRR_STOCHASTIC_SCENE");
   const scene::Scene scene = scene::loadScene(test::sceneDir() / (sceneEnv ? sceneEnv : "cornell.json"));
@@ -216,62 +157,6 @@ TEST_CASE("stochastic: figures (time per iteration)", "[.figures][.stochastic_fi
     result.lightmap.atlasOptions.texelsPerUnit = 0.0f;
     saveLightmap(outEnv, result.lightmap);
   }
-}
-
-}  // namespace ibrr::lightmap
-
-namespace ibrr::lightmap {
-
-TEST_CASE("stochastic: ibrr bake --method stochastic writes a furnace lightmap of E / (1 - a)",
-          "[lightmap][stochastic][cli]") {
-  test::glContext();
-  const std::filesystem::path folder = test::outputDir("stochastic_cli_furnace");
-  const std::filesystem::path file = folder / "furnace.lightmap";
-  const test::CommandResult result =
-      test::runIbrr({"bake", "furnace", "--method", "stochastic", "--atlas", "32", "--cluster", "4", "--emitter-cluster",
-                     "4", "--shooters", "16", "--hemisphere", "128", "--iterations", "200", "-o", file.string()});
-  INFO(result.err);
-  REQUIRE(result.exitCode == 0);
-  CHECK_THAT(result.out, Catch::Contains("wrote") && Catch::Contains("ms per iteration") &&
-                             Catch::Contains("200 (stopped by iterations"));
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / "furnace.json");
-  LightmapAtlas atlas;
-  const Lightmap lightmap = loadLightmap(file, scene, &atlas);
-  CHECK(lightmap.method == "stochastic");
-  const PatchList patches = rasterizePatches(scene, atlas);
-  double sum = 0.0, area = 0.0;
-  for (std::size_t t = 0; t < patches.texelCount(); ++t)
-    if (patches.valid[t]) {
-      sum += double(patches.area[t]) * double(lightmap.radiance[t].r + lightmap.radiance[t].g + lightmap.radiance[t].b) / 3.0;
-      area += double(patches.area[t]);
-    }
-  std::printf("stochastic bake of the furnace: mean %.4f (2 expected)\n", sum / area);
-  CHECK(sum / area == Approx(2.0).epsilon(0.02));
-}
-
-TEST_CASE("stochastic: bake flags of other methods are refused, naming the flag", "[lightmap][stochastic][cli]") {
-  const std::filesystem::path folder = test::outputDir("stochastic_cli_flags");
-  const std::string lightmap = (folder / "x.lightmap").string();
-  const std::string store = (folder / "x.ibrr").string();
-  test::checkRefusedByName(folder, {
-      {{"bake", "furnace", "--method", "stochastic", "--paths", "64", "-o", lightmap}, "--paths"},
-      {{"bake", "furnace", "--method", "stochastic", "--residual", "0.01", "-o", lightmap}, "--residual"},
-      {{"bake", "furnace", "--method", "stochastic", "--tolerance", "0.01", "-o", lightmap}, "--tolerance"},
-      {{"bake", "furnace", "--method", "stochastic", "--hemicube", "32", "-o", lightmap}, "--hemicube"},
-      {{"bake", "furnace", "--method", "gather", "--shooters", "4", "-o", lightmap}, "--shooters"},
-      {{"bake", "furnace", "--method", "progressive", "--shoot", "average", "-o", lightmap}, "--shoot"},
-      {{"bake", "furnace", "--shooters", "4", "-o", store}, "--shooters"},
-      {{"bake", "furnace", "--method", "stochastic", "--shooters", "0", "-o", lightmap}, "--shooters"},
-      {{"bake", "furnace", "--method", "stochastic", "--shoot", "sideways", "-o", lightmap}, "--shoot"},
-      {{"bake", "furnace", "--method", "stochastic", "--iterations", "-3", "-o", lightmap}, "--iterations"},
-  });
-}
-
-TEST_CASE("stochastic: Ctrl-C stops a stochastic bake: exit 130, no lightmap and no temporary file left",
-          "[lightmap][stochastic][cli]") {
-  const std::filesystem::path folder = test::outputDir("stochastic_cli_interrupt");
-  const std::filesystem::path file = folder / "cornell.lightmap";
-  test::checkInterruptedCleanly(folder, "bake cornell --method stochastic --iterations 100000 -o " + file.string());
 }
 
 }  // namespace ibrr::lightmap
