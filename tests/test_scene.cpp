@@ -371,7 +371,7 @@ TEST_CASE("a .gltf, .glb, .ply or .obj file is read by its own format's reader o
 
 // Found by tests/fuzz/fuzz_mesh with stb_image instrumented: Debian 12's stb_image reads past its buffer
 // when it converts a binary PNM of more than 8 bits a channel (maxval above 255) to 8 bits.
-TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded; one of 8 bits is", "[scene][errors]") {
+TEST_CASE("a PNM texture of more than 8 bits a channel is not decoded, one of 8 bits is", "[scene][errors]") {
   const fs::path folder = test::outputDir("pnm_textures");
   test::writeText(folder / "wide.pgm", std::string("P5\n2 2\n65535\n") + std::string(8, '\x7f'));
   test::writeText(folder / "narrow.pgm", std::string("P5\n2 2\n255\n") + std::string(4, '\x7f'));
