@@ -32,20 +32,6 @@ void print(std::ostream& out, const char* format, ...) {
   out << line << std::flush;
 }
 
-// Σ over the scene's triangles of their world-space area, scene units².
-double surfaceArea(const scene::Scene& scene) {
-  double area = 0.0;
-  for (const scene::MeshInstance& instance : scene.instances) {
-    const scene::TriangleMesh& mesh = scene.meshes[instance.mesh];
-    for (const glm::uvec3& t : mesh.triangles) {
-      glm::dvec3 p[3];
-      for (int k = 0; k < 3; ++k) p[k] = glm::dvec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
-      area += 0.5 * glm::length(glm::cross(p[1] - p[0], p[2] - p[0]));
-    }
-  }
-  return area;
-}
-
 // Relative RMS difference √(Σ |a − b|² / Σ |b|²) over the patches `use` accepts.
 double relativeRms(const std::vector<glm::vec3>& a, const std::vector<glm::vec3>& b, const PatchList& patches) {
   double squared = 0.0, reference = 0.0;
@@ -107,7 +93,7 @@ void benchAtlas(const scene::Scene& scene, const std::string& name, int targetSi
   print(out,
         "  area: valid texels / surface - 1 = %.3g; charts of one triangle %zu, 1x1 footprints %zu, one texel "
         "thin %zu\n",
-        validArea / surfaceArea(scene) - 1.0, single, oneByOne, thin);
+        validArea / scene.surfaceArea() - 1.0, single, oneByOne, thin);
   if (name == "cornell" && targetSize == 256 && !output.empty())
     writeChartPicture(atlas, patches, output / "cornell_atlas.png");
 }

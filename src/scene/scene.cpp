@@ -64,6 +64,19 @@ std::size_t Scene::triangleCount() const {
   return count;
 }
 
+double Scene::surfaceArea() const {
+  double area = 0.0;
+  for (const MeshInstance& instance : instances) {
+    const TriangleMesh& mesh = meshes[instance.mesh];
+    for (const glm::uvec3& t : mesh.triangles) {
+      glm::dvec3 p[3];
+      for (int k = 0; k < 3; ++k) p[k] = glm::dvec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
+      area += 0.5 * glm::length(glm::cross(p[1] - p[0], p[2] - p[0]));
+    }
+  }
+  return area;
+}
+
 glm::vec3 Scene::emittedPower() const {
   glm::vec3 power(0.0f);
   for (const EmissiveTriangle& emitter : m_emitters) power += emitter.power;

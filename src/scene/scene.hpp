@@ -135,6 +135,7 @@ public:
   [[nodiscard]] const Bounds& bounds() const { return m_bounds; }
   [[nodiscard]] const std::vector<EmissiveTriangle>& emitters() const { return m_emitters; }
   [[nodiscard]] std::size_t triangleCount() const;  // over all instances
+  [[nodiscard]] double surfaceArea() const;         // Σ of every instance's triangles' world areas, units²
   [[nodiscard]] glm::vec3 emittedPower() const;     // Σ emitter power + 4π·I of point lights (spots: cone estimate)
   [[nodiscard]] bool hasLights() const { return !m_emitters.empty() || !pointLights.empty() || !spotLights.empty(); }
   // The named camera, or the first one when name is empty. Throws ibrr::Error naming the cameras

@@ -19,19 +19,6 @@ using namespace ibrr::lightmap;
 
 namespace {
 
-double surfaceArea(const scene::Scene& scene) {
-  double area = 0.0;
-  for (const scene::MeshInstance& instance : scene.instances) {
-    const scene::TriangleMesh& mesh = scene.meshes[instance.mesh];
-    for (const glm::uvec3& t : mesh.triangles) {
-      glm::dvec3 p[3];
-      for (int k = 0; k < 3; ++k) p[k] = glm::dvec3(instance.objectToWorld * glm::vec4(mesh.positions[t[k]], 1.0f));
-      area += 0.5 * glm::length(glm::cross(p[1] - p[0], p[2] - p[0]));
-    }
-  }
-  return area;
-}
-
 // Barycentric coordinates of p in the UV triangle (a, b, c); NaN-free for non-degenerate ones.
 glm::dvec3 barycentrics(glm::dvec2 p, glm::dvec2 a, glm::dvec2 b, glm::dvec2 c) {
   const double d = (b.x - a.x) * (c.y - a.y) - (c.x - a.x) * (b.y - a.y);
@@ -165,7 +152,7 @@ TEST_CASE("atlas of the Cornell box: texel centres in their triangles, padded ch
     // Σ area over valid texels = the surface area: each chart's exact area is shared among its
     // texels, so only rounding remains: each texel's area is a float (relative 6e-8), summed in
     // double; 1e-6 relative leaves room for systematic rounding over a million texels.
-    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+    CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
     // A full interior texel stands for (1/density)² of surface, within the projection's few %.
     const double nominal = 1.0 / (double(atlas.texelsPerUnit) * atlas.texelsPerUnit);
     for (std::size_t i = 0; i < patches.texelCount(); ++i)
@@ -231,7 +218,7 @@ TEST_CASE("atlas: a sliver thinner than a texel still gets texels on it", "[atla
   CHECK(sliverTexels >= 1000);
   CHECK(sliverTexels <= 2100);
   checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
-  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+  CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
 }
 
 TEST_CASE("atlas: crumbs smaller than a texel join a neighbouring chart without taking its texels", "[atlas]") {
@@ -260,7 +247,7 @@ TEST_CASE("atlas: crumbs smaller than a texel join a neighbouring chart without 
   // is shared by the floor's texels: Σ area is still the surface area.
   for (std::size_t i = 0; i < patches.texelCount(); ++i)
     if (patches.valid[i]) REQUIRE(patches.triangle[i] < 2);
-  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+  CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
 }
 
 TEST_CASE("atlas: a thin strip joins its neighbour only when it lies within half a texel of its plane", "[atlas]") {
@@ -306,7 +293,7 @@ TEST_CASE("atlas: a thin strip joins its neighbour only when it lies within half
     CHECK(std::min(distanceToTriangle(p, a, b, c), distanceToTriangle(p, a, c, d)) < 1e-5);
   }
   CHECK(stripTexels >= 10);  // 1 unit long at 10 texels per unit
-  CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+  CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
 }
 
 TEST_CASE("atlas: a light smaller than a texel keeps texels of its own, and its power", "[atlas]") {
@@ -364,7 +351,7 @@ TEST_CASE("atlas: charts near a light get F times the density, the rest and the 
     }
     CHECK(refinedCharts == 1);
     // Texel areas follow the finer density; Σ area and the light's power stay exact.
-    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+    CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
     glm::dvec3 texelPower(0.0);
     for (std::size_t i = 0; i < patches.texelCount(); ++i)
       if (patches.valid[i]) texelPower += glm::pi<double>() * glm::dvec3(patches.emission[i]) * double(patches.area[i]);
@@ -414,6 +401,6 @@ TEST_CASE("atlas: Sibenik and the conference room", "[atlas][large]") {
     checkAtlasAndPatches(scene, atlas, patches, options.paddingTexels);
     // Charts too small to hold a texel centre get conservative texels and crumbs join a host, so no
     // area is lost (zero-area triangles have none): rounding only, as for the Cornell box.
-    CHECK(validArea(patches) == Approx(surfaceArea(scene)).epsilon(1e-6));
+    CHECK(validArea(patches) == Approx(scene.surfaceArea()).epsilon(1e-6));
   }
 }
