@@ -1,8 +1,7 @@
-// The GPU interface of the scene passes, the IBRR bake and display, Keller and the viewer: binding points,
-// texture and image units and uniform locations, defined once. The shaders include this file
-// (#include "interface.glsl"); the C++ side includes it too (#include "shaders/interface.glsl"), so the two
-// cannot disagree; tests/test_shader.cpp checks the linked programs against it. (The lightmap solvers'
-// shaders still keep their own literals.)
+// The GPU interface of the scene passes, the IBRR bake and display, Keller, the viewer and the lightmap
+// solvers: binding points, texture and image units and uniform locations, defined once. The shaders include
+// this file (#include "interface.glsl"); the C++ side includes it too (#include "shaders/interface.glsl"), so
+// the two cannot disagree; tests/test_shader.cpp checks the linked programs against it.
 
 // Every program that draws the scene (scene_uniforms.glsl; gpu::SceneRenderer sets them per draw).
 #define IBRR_U_OBJECT_TO_WORLD 0       // mat4
@@ -111,3 +110,130 @@
 #define IBRR_U_PRESENT_VIEWPORT_SIZE 1
 #define IBRR_U_PRESENT_EXPOSURE_SCALE 2
 #define IBRR_U_PRESENT_CURVE 3
+
+// The lightmap solvers. Within a solver a buffer keeps its binding point in every pass that reads it; uniform
+// locations are per program unless said otherwise.
+
+// The atlas's patch pass (lightmap_patches.vert/.frag; lightmap/patches.cpp).
+#define IBRR_B_PATCHES_TRIANGLE_DEPTH 0  // float per atlas triangle, its depth (1 − n·n_chart)/2
+#define IBRR_U_PATCHES_ATLAS_SIZE 16     // vec2, width, height in texels
+
+// The lightmap display (lightmap_display.vert/.frag, which draw the scene with scene_uniforms.glsl;
+// lightmap/lightmap_display.cpp): its own unit and location beside the scene's.
+#define IBRR_T_LIGHTMAP_INCIDENT 1     // RGB32F incident radiance H (unit 0 is IBRR_T_ALBEDO's)
+#define IBRR_U_LIGHTMAP_ATLAS_SIZE 17  // vec2, width, height in texels
+
+// The gathering solver's hemicubes (lightmap_gather.vert/.frag, lightmap_gather_cull.comp;
+// lightmap/gather_hemicubes.cpp).
+#define IBRR_B_GATHER_FACE_MATRICES 0  // mat4 per hemicube face, world → clip (the vertex and cull passes)
+#define IBRR_B_GATHER_CHUNKS 1         // the sorted triangle list's chunks and their boxes
+#define IBRR_B_GATHER_COMMANDS 2       // the indirect draw commands the cull pass writes
+#define IBRR_T_GATHER_SEEN 0           // lightmap_gather.frag: per atlas texel what a hemicube sees there
+#define IBRR_U_GATHER_FIRST_ENTRY 0    // int, the batch's first matrix in the bound range (the vertex and cull passes)
+#define IBRR_U_GATHER_CHUNKS 1         // uint, chunks (lightmap_gather_cull.comp)
+#define IBRR_U_GATHER_SLOTS 2          // uint, 5 × the batch's hemicubes (lightmap_gather_cull.comp)
+
+// The gathering solver's integration (lightmap_reduce.comp; lightmap/gather_hemicubes.cpp).
+#define IBRR_B_REDUCE_MULTIPLIER 0   // float per hemicube pixel, the multiplier map w
+#define IBRR_B_REDUCE_PATCHES 1      // texel and ρ per hemicube
+#define IBRR_T_REDUCE_HEMICUBES 0    // RGBA32F radiance, H × 3H per layer
+#define IBRR_T_REDUCE_BASE 1         // RGBA32F per texel, L_e (or L_e plus the direct light)
+#define IBRR_I_REDUCE_OUTPUT 0       // RGBA32F per texel, the new exitant radiance
+#define IBRR_U_REDUCE_FIRST_ENTRY 0  // int, the batch's first patch in the bound range
+#define IBRR_U_REDUCE_RESOLUTION 1   // int, H
+
+// Progressive refinement's buffers (lightmap_shoot_select.comp, lightmap_shoot_update.comp,
+// lightmap_shoot_zero.comp; lightmap/progressive.cpp).
+#define IBRR_B_SHOOT_RECEIVERS 0         // Receiver per valid texel (lightmap_shoot.glsl)
+#define IBRR_B_SHOOT_RESIDUAL 1          // vec4 per valid texel, ΔL
+#define IBRR_B_SHOOT_CLUSTER_FIRST 2     // uint, C + 1 offsets into the cluster texels
+#define IBRR_B_SHOOT_PARTIALS 3          // the selection's choice per workgroup
+#define IBRR_B_SHOOT_RESULT 4            // the chosen shooter, 16 bytes for the CPU
+#define IBRR_B_SHOOT_CLUSTER_TEXELS 5    // uint, the clusters' texels
+#define IBRR_B_SHOOT_CLUSTER_RESIDUAL 6  // vec4 per cluster, (ΔL_c, Φ_c)
+#define IBRR_B_SHOOT_RADIANCE 7          // vec4 per valid texel, L
+#define IBRR_B_SHOOT_AXES 8              // TexelAxes per valid texel
+#define IBRR_B_SHOOT_LAST_SHOT 9         // adaptive (RECORD_SHOT): each receiver's ΔL of the shot
+#define IBRR_B_SHOOT_SUBSET 10           // adaptive (SUBSET): the receivers that take the shot again
+
+// lightmap_shoot_select.comp.
+#define IBRR_U_SHOOT_SELECT_COUNT 0  // uint, clusters (stage 1) or partials (FINAL_STAGE)
+
+// lightmap_shoot_update.comp.
+#define IBRR_T_SHOOT_HEMISPHERE 0     // RG32F distance, chart of the shooter's hemisphere
+#define IBRR_U_SHOOT_SHOOTER 0        // vec3, the cluster's centroid (scene units)
+#define IBRR_U_SHOOT_TO_SHOOTER 1     // mat3, rows: tangent, bitangent, normal
+#define IBRR_U_SHOOT_COUNT 3          // uint, the dispatch's receivers
+#define IBRR_U_SHOOT_AREA 4           // float, A_c (scene units²)
+#define IBRR_U_SHOOT_DEPTH_EPSILON 5  // float, the depth test's absolute slack (scene units)
+#define IBRR_U_SHOOT_NEAR_RADIUS 6    // float, exact per-texel form factors nearer than this (scene units)
+
+// The shooter's hemisphere, which progressive refinement and stochastic iteration render
+// (lightmap_shoot_hemisphere.vert/.frag; lightmap/shooting.cpp).
+#define IBRR_U_HEMISPHERE_SHOOTER 0     // vec3, the shooter's position (scene units)
+#define IBRR_U_HEMISPHERE_TO_SHOOTER 1  // mat3, rows: tangent, bitangent, normal
+#define IBRR_U_HEMISPHERE_NEAR_FAR 2    // vec2, clip range along the normal (scene units)
+
+// Stochastic iteration's buffers (lightmap_stochastic_power.comp, _pyramid.comp, _select.comp and
+// _update.comp; lightmap/stochastic.cpp).
+#define IBRR_B_STOCHASTIC_RECEIVERS 0        // Receiver per valid texel (lightmap_shoot.glsl)
+#define IBRR_B_STOCHASTIC_EMISSION 1         // vec4 per valid texel, L_e
+#define IBRR_B_STOCHASTIC_AXES 2             // TexelAxes per valid texel
+#define IBRR_B_STOCHASTIC_RADIANCE 3         // vec4 per valid texel: L_src (power, select), L̃ (update)
+#define IBRR_B_STOCHASTIC_PYRAMID 4          // float, the selection pyramid's levels, the atlas first
+#define IBRR_B_STOCHASTIC_ATLAS_TEXEL 5      // uint per valid texel, its atlas texel
+#define IBRR_B_STOCHASTIC_COMPACT_OF 6       // uint per atlas texel, its valid texel
+#define IBRR_B_STOCHASTIC_LEVELS 7           // uvec4 per pyramid level: offset, width, height
+#define IBRR_B_STOCHASTIC_RANDOM 8           // float per shooter, ξ_s
+#define IBRR_B_STOCHASTIC_SHOTS 9            // per shooter its cluster, P_c and L_shot,c
+#define IBRR_B_STOCHASTIC_FRAMES 10          // per shooter its centroid, area and frame
+#define IBRR_B_STOCHASTIC_ITERATE 11         // vec4 per valid texel, L_m
+#define IBRR_B_STOCHASTIC_CLUSTER_FIRST 12   // uint, C + 1 offsets into the cluster texels
+#define IBRR_B_STOCHASTIC_CLUSTER_TEXELS 13  // uint, the clusters' texels
+#define IBRR_B_STOCHASTIC_MEMBER_SHOTS 14    // vec4, S × the largest cluster's texels, L_shot,j
+
+// lightmap_stochastic_power.comp.
+#define IBRR_U_STOCHASTIC_POWER_COUNT 0  // uint, valid texels
+
+// lightmap_stochastic_pyramid.comp.
+#define IBRR_U_STOCHASTIC_PYRAMID_INPUT 0   // uvec3, offset, width, height of level k
+#define IBRR_U_STOCHASTIC_PYRAMID_OUTPUT 1  // uvec3, the same of level k + 1
+
+// lightmap_stochastic_select.comp.
+#define IBRR_U_STOCHASTIC_SELECT_SHOOTERS 0     // uint, S
+#define IBRR_U_STOCHASTIC_SELECT_LEVELS 1       // uint, pyramid levels, the atlas included
+#define IBRR_U_STOCHASTIC_SELECT_MAX_MEMBERS 2  // uint, the largest cluster's texels
+
+// lightmap_stochastic_update.comp.
+#define IBRR_T_STOCHASTIC_HEMISPHERE 0        // RG32F distance, chart; layer s = shooter s
+#define IBRR_U_STOCHASTIC_COUNT 0             // uint, valid texels
+#define IBRR_U_STOCHASTIC_SHOOTERS 1          // uint, S
+#define IBRR_U_STOCHASTIC_ITERATION 2         // float, n: the iterates in the average
+#define IBRR_U_STOCHASTIC_DEPTH_EPSILON 3     // float, the depth test's absolute slack (scene units)
+#define IBRR_U_STOCHASTIC_NEAR_FIELD_SIDES 4  // float, the near field's radius in √A_c
+#define IBRR_U_STOCHASTIC_STORE_ITERATE 5     // bool, the last iterate is the shooting source
+#define IBRR_U_STOCHASTIC_MAX_MEMBERS 6       // uint, the largest cluster's texels
+
+// The form-factor matrix solver (lightmap_matrix_dense.comp, lightmap_matrix_bc1.comp,
+// lightmap_matrix_transfer.comp; lightmap/matrix.cpp): one numbering of buffers and locations for its programs.
+#define IBRR_B_MATRIX_DENSE 0          // float, n × n per channel: channel c at IBRR_B_MATRIX_DENSE + c
+#define IBRR_B_MATRIX_BLOCKS 0         // uvec2 per BC1 block (decoded in the shader)
+#define IBRR_T_MATRIX_BLOCKS 0         // the BC1 texture (HARDWARE_BC1)
+#define IBRR_B_MATRIX_ROW_ORDER 1      // uint per stored row, its patch
+#define IBRR_B_MATRIX_COLUMN_ORDER 2   // uint per stored column, its patch
+#define IBRR_B_MATRIX_INPUT 3          // vec4 per patch, x (the transfer's e)
+#define IBRR_B_MATRIX_OUTPUT 4         // vec4 per patch, y = N x
+#define IBRR_B_MATRIX_ACCUMULATE 5     // vec4 per patch, the products' sum (the transfer's r)
+#define IBRR_B_MATRIX_ROW_SCALE 6      // vec4 per stored row, scale_r
+#define IBRR_B_MATRIX_EXACT_START 7    // uint, n + 1 offsets into the exact corrections
+#define IBRR_B_MATRIX_EXACT_COLUMN 8   // uint per exact correction, its column
+#define IBRR_B_MATRIX_EXACT_VALUE 9    // vec4 per exact correction, its value
+#define IBRR_B_MATRIX_PATCH_TEXEL 10   // uint per patch, its atlas texel
+#define IBRR_B_MATRIX_EMISSION 11      // vec4 per patch, L_e
+#define IBRR_I_MATRIX_ATLAS 0          // RGBA32F atlas of the transfer's radiance
+#define IBRR_U_MATRIX_COUNT 0          // uint, n
+#define IBRR_U_MATRIX_ACCUMULATE 1     // uint, 0: acc = y, 1: acc += y (the products)
+#define IBRR_U_MATRIX_PADDED 2         // uint, n rounded up to a multiple of 4 (lightmap_matrix_bc1.comp)
+#define IBRR_U_MATRIX_LOG_RANGE 3      // float, R (lightmap_matrix_bc1.comp)
+#define IBRR_U_MATRIX_WIDTH 4          // uint, the atlas's width in texels (lightmap_matrix_transfer.comp)
+#define IBRR_U_MATRIX_DIRECT_WEIGHT 5  // float, s (lightmap_matrix_transfer.comp)

@@ -10,7 +10,7 @@
 in vec2 v_lightmapUv;
 in vec2 v_texcoord;
 
-layout(binding = 1) uniform sampler2D u_incidentRadiance;
+layout(binding = IBRR_T_LIGHTMAP_INCIDENT) uniform sampler2D u_incidentRadiance;
 
 layout(location = 0) out vec4 o_radiance;
 

@@ -7,7 +7,7 @@ layout(location = 0) in vec3 a_position;  // world
 layout(location = 2) in vec2 a_lightmapUv;  // texel units
 layout(location = 4) in vec2 a_texcoord;
 
-layout(location = 17) uniform vec2 u_atlasSize;  // texels
+layout(location = IBRR_U_LIGHTMAP_ATLAS_SIZE) uniform vec2 u_atlasSize;  // texels
 
 out vec2 v_lightmapUv;  // normalised: texel (x, y) has its centre at ((x + ½)/width, (y + ½)/height)
 out vec2 v_texcoord;

@@ -10,13 +10,15 @@
 // Radiance mode: u_seen is RGBA32F radiance (W·sr⁻¹·m⁻²). GATHER_TEXEL_IDS: u_seen is R32I, the
 // atlas index of the texel seen or −1; the pixel stores 1 + that index, 0 for nothing.
 
+#include "interface.glsl"
+
 in vec2 v_lightmapUv;  // texel units
 
 #ifdef GATHER_TEXEL_IDS
-layout(binding = 0) uniform isampler2D u_seen;
+layout(binding = IBRR_T_GATHER_SEEN) uniform isampler2D u_seen;
 layout(location = 0) out uint o_texel;
 #else
-layout(binding = 0) uniform sampler2D u_seen;
+layout(binding = IBRR_T_GATHER_SEEN) uniform sampler2D u_seen;
 layout(location = 0) out vec4 o_radiance;
 #endif
 

@@ -6,14 +6,16 @@
 // texture-array layer slot / 5 (gl_Layer) and to the viewport of that face in the layer
 // (gl_ViewportIndex: the front face in rows [0, H), the four half faces H/2 rows each above it).
 
+#include "interface.glsl"
+
 layout(location = 0) in vec3 a_position;     // world space
 layout(location = 2) in vec2 a_lightmapUv;   // texel units
 layout(location = 4) in uint a_slot;         // 5 · hemicube + face within the batch
 
 // World → clip for every face of the batch's hemicubes: 5 per hemicube, in hemicube order, from
 // entry u_firstEntry of the bound range.
-layout(std430, binding = 0) readonly buffer FaceMatrices { mat4 u_faceViewProjection[]; };
-layout(location = 0) uniform int u_firstEntry;
+layout(std430, binding = IBRR_B_GATHER_FACE_MATRICES) readonly buffer FaceMatrices { mat4 u_faceViewProjection[]; };
+layout(location = IBRR_U_GATHER_FIRST_ENTRY) uniform int u_firstEntry;
 
 out vec2 v_lightmapUv;
 

@@ -7,7 +7,9 @@
 // same plane is outside the frustum: culling never removes a visible triangle.
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 0) readonly buffer FaceMatrices { mat4 u_faceViewProjection[]; };
+#include "interface.glsl"
+
+layout(std430, binding = IBRR_B_GATHER_FACE_MATRICES) readonly buffer FaceMatrices { mat4 u_faceViewProjection[]; };
 struct Chunk {
   vec4 lower;
   vec4 upper;
@@ -16,18 +18,18 @@ struct Chunk {
   uint unused0;
   uint unused1;
 };
-layout(std430, binding = 1) readonly buffer Chunks { Chunk u_chunk[]; };
+layout(std430, binding = IBRR_B_GATHER_CHUNKS) readonly buffer Chunks { Chunk u_chunk[]; };
 struct Command {
   uint count;
   uint instanceCount;
   uint first;
   uint baseInstance;
 };
-layout(std430, binding = 2) writeonly buffer Commands { Command u_command[]; };
+layout(std430, binding = IBRR_B_GATHER_COMMANDS) writeonly buffer Commands { Command u_command[]; };
 
-layout(location = 0) uniform int u_firstEntry;  // the batch's first matrix within the bound range
-layout(location = 1) uniform uint u_chunks;
-layout(location = 2) uniform uint u_slots;      // 5 × hemicubes of the batch
+layout(location = IBRR_U_GATHER_FIRST_ENTRY) uniform int u_firstEntry;  // the batch's first matrix within the bound range
+layout(location = IBRR_U_GATHER_CHUNKS) uniform uint u_chunks;
+layout(location = IBRR_U_GATHER_SLOTS) uniform uint u_slots;      // 5 × hemicubes of the batch
 
 void main() {
   uint pair = gl_GlobalInvocationID.x;

@@ -13,25 +13,27 @@
 #endif
 layout(local_size_x = GROUP) in;
 
-#ifdef HARDWARE_BC1
-layout(binding = 0) uniform sampler2D u_blocks;
-#else
-layout(std430, binding = 0) readonly buffer Blocks { uvec2 u_blocks[]; };
-#endif
-layout(std430, binding = 1) readonly buffer RowOrder { uint u_rowOrder[]; };
-layout(std430, binding = 2) readonly buffer ColumnOrder { uint u_columnOrder[]; };
-layout(std430, binding = 3) readonly buffer Input { vec4 u_x[]; };
-layout(std430, binding = 4) writeonly buffer Output { vec4 u_y[]; };
-layout(std430, binding = 5) buffer Accumulate { vec4 u_acc[]; };
-layout(std430, binding = 6) readonly buffer RowScale { vec4 u_rowScale[]; };
-layout(std430, binding = 7) readonly buffer ExactStart { uint u_exactStart[]; };
-layout(std430, binding = 8) readonly buffer ExactColumn { uint u_exactColumn[]; };
-layout(std430, binding = 9) readonly buffer ExactValue { vec4 u_exactValue[]; };
+#include "interface.glsl"
 
-layout(location = 0) uniform uint u_count;       // n
-layout(location = 1) uniform uint u_accumulate;  // 0: acc = y, 1: acc += y
-layout(location = 2) uniform uint u_padded;      // n rounded up to a multiple of 4
-layout(location = 3) uniform float u_logRange;   // R
+#ifdef HARDWARE_BC1
+layout(binding = IBRR_T_MATRIX_BLOCKS) uniform sampler2D u_blocks;
+#else
+layout(std430, binding = IBRR_B_MATRIX_BLOCKS) readonly buffer Blocks { uvec2 u_blocks[]; };
+#endif
+layout(std430, binding = IBRR_B_MATRIX_ROW_ORDER) readonly buffer RowOrder { uint u_rowOrder[]; };
+layout(std430, binding = IBRR_B_MATRIX_COLUMN_ORDER) readonly buffer ColumnOrder { uint u_columnOrder[]; };
+layout(std430, binding = IBRR_B_MATRIX_INPUT) readonly buffer Input { vec4 u_x[]; };
+layout(std430, binding = IBRR_B_MATRIX_OUTPUT) writeonly buffer Output { vec4 u_y[]; };
+layout(std430, binding = IBRR_B_MATRIX_ACCUMULATE) buffer Accumulate { vec4 u_acc[]; };
+layout(std430, binding = IBRR_B_MATRIX_ROW_SCALE) readonly buffer RowScale { vec4 u_rowScale[]; };
+layout(std430, binding = IBRR_B_MATRIX_EXACT_START) readonly buffer ExactStart { uint u_exactStart[]; };
+layout(std430, binding = IBRR_B_MATRIX_EXACT_COLUMN) readonly buffer ExactColumn { uint u_exactColumn[]; };
+layout(std430, binding = IBRR_B_MATRIX_EXACT_VALUE) readonly buffer ExactValue { vec4 u_exactValue[]; };
+
+layout(location = IBRR_U_MATRIX_COUNT) uniform uint u_count;       // n
+layout(location = IBRR_U_MATRIX_ACCUMULATE) uniform uint u_accumulate;  // 0: acc = y, 1: acc += y
+layout(location = IBRR_U_MATRIX_PADDED) uniform uint u_padded;      // n rounded up to a multiple of 4
+layout(location = IBRR_U_MATRIX_LOG_RANGE) uniform float u_logRange;   // R
 
 // The log mapping undone, without the row's scale (applied once per row): 0 for q = 0.
 vec3 entry(vec3 q) { return mix(vec3(0.0), exp(u_logRange * (q / 255.0 - 1.0)), greaterThan(q, vec3(0.5))); }

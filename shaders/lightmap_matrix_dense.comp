@@ -12,15 +12,17 @@
 #endif
 layout(local_size_x = GROUP) in;
 
-layout(std430, binding = 0) readonly buffer Matrix0 { float u_m0[]; };
-layout(std430, binding = 1) readonly buffer Matrix1 { float u_m1[]; };
-layout(std430, binding = 2) readonly buffer Matrix2 { float u_m2[]; };
-layout(std430, binding = 3) readonly buffer Input { vec4 u_x[]; };
-layout(std430, binding = 4) writeonly buffer Output { vec4 u_y[]; };
-layout(std430, binding = 5) buffer Accumulate { vec4 u_acc[]; };
+#include "interface.glsl"
 
-layout(location = 0) uniform uint u_count;       // n
-layout(location = 1) uniform uint u_accumulate;  // 0: acc = y, 1: acc += y
+layout(std430, binding = IBRR_B_MATRIX_DENSE) readonly buffer Matrix0 { float u_m0[]; };
+layout(std430, binding = IBRR_B_MATRIX_DENSE + 1) readonly buffer Matrix1 { float u_m1[]; };
+layout(std430, binding = IBRR_B_MATRIX_DENSE + 2) readonly buffer Matrix2 { float u_m2[]; };
+layout(std430, binding = IBRR_B_MATRIX_INPUT) readonly buffer Input { vec4 u_x[]; };
+layout(std430, binding = IBRR_B_MATRIX_OUTPUT) writeonly buffer Output { vec4 u_y[]; };
+layout(std430, binding = IBRR_B_MATRIX_ACCUMULATE) buffer Accumulate { vec4 u_acc[]; };
+
+layout(location = IBRR_U_MATRIX_COUNT) uniform uint u_count;       // n
+layout(location = IBRR_U_MATRIX_ACCUMULATE) uniform uint u_accumulate;  // 0: acc = y, 1: acc += y
 
 void main() {
   const uint first = 4u * gl_GlobalInvocationID.x;

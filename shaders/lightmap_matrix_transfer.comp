@@ -4,15 +4,17 @@
 // display samples this coarse atlas bilinearly (src/lightmap/matrix.hpp).
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 3) readonly buffer Input { vec4 u_e[]; };
-layout(std430, binding = 5) readonly buffer Accumulate { vec4 u_r[]; };
-layout(std430, binding = 10) readonly buffer PatchTexel { uint u_texel[]; };
-layout(std430, binding = 11) readonly buffer Emission { vec4 u_emission[]; };
-layout(rgba32f, binding = 0) uniform writeonly image2D u_atlas;
+#include "interface.glsl"
 
-layout(location = 0) uniform uint u_count;         // n
-layout(location = 4) uniform uint u_width;         // atlas width in texels
-layout(location = 5) uniform float u_directWeight; // s
+layout(std430, binding = IBRR_B_MATRIX_INPUT) readonly buffer Input { vec4 u_e[]; };
+layout(std430, binding = IBRR_B_MATRIX_ACCUMULATE) readonly buffer Accumulate { vec4 u_r[]; };
+layout(std430, binding = IBRR_B_MATRIX_PATCH_TEXEL) readonly buffer PatchTexel { uint u_texel[]; };
+layout(std430, binding = IBRR_B_MATRIX_EMISSION) readonly buffer Emission { vec4 u_emission[]; };
+layout(rgba32f, binding = IBRR_I_MATRIX_ATLAS) uniform writeonly image2D u_atlas;
+
+layout(location = IBRR_U_MATRIX_COUNT) uniform uint u_count;         // n
+layout(location = IBRR_U_MATRIX_WIDTH) uniform uint u_width;         // atlas width in texels
+layout(location = IBRR_U_MATRIX_DIRECT_WEIGHT) uniform float u_directWeight; // s
 
 void main() {
   const uint i = gl_GlobalInvocationID.x;

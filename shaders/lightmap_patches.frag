@@ -3,7 +3,9 @@
 // none). Triangle i of the draw is atlas triangle i, so gl_PrimitiveID is the index. Where
 // triangles of a chart overlap in UV, the depth test keeps the one whose normal agrees best with
 // the chart's plane (its depth, (1 − n·n_chart)/2, comes per triangle).
-layout(std430, binding = 0) readonly buffer TriangleDepth {
+#include "interface.glsl"
+
+layout(std430, binding = IBRR_B_PATCHES_TRIANGLE_DEPTH) readonly buffer TriangleDepth {
   float triangleDepth[];
 };
 

@@ -7,20 +7,22 @@
 // fixed order, so a run is deterministic.
 layout(local_size_x = 256) in;
 
-layout(binding = 0) uniform sampler2DArray u_hemicubes;  // H × 3H per layer, RGBA32F radiance
-layout(binding = 1) uniform sampler2D u_base;            // RGBA32F per texel
-layout(binding = 0, rgba32f) uniform writeonly image2D u_output;
+#include "interface.glsl"
 
-layout(std430, binding = 0) readonly buffer Multiplier { float u_weight[]; };  // H × 3H, row-major
+layout(binding = IBRR_T_REDUCE_HEMICUBES) uniform sampler2DArray u_hemicubes;  // H × 3H per layer, RGBA32F radiance
+layout(binding = IBRR_T_REDUCE_BASE) uniform sampler2D u_base;            // RGBA32F per texel
+layout(binding = IBRR_I_REDUCE_OUTPUT, rgba32f) uniform writeonly image2D u_output;
+
+layout(std430, binding = IBRR_B_REDUCE_MULTIPLIER) readonly buffer Multiplier { float u_weight[]; };  // H × 3H, row-major
 struct Patch {
   ivec2 texel;
   ivec2 unused;
   vec4 albedo;  // ρ
 };
-layout(std430, binding = 1) readonly buffer Patches { Patch u_patch[]; };  // the batch's, from u_firstEntry
+layout(std430, binding = IBRR_B_REDUCE_PATCHES) readonly buffer Patches { Patch u_patch[]; };  // the batch's, from u_firstEntry
 
-layout(location = 0) uniform int u_firstEntry;
-layout(location = 1) uniform int u_resolution;  // H
+layout(location = IBRR_U_REDUCE_FIRST_ENTRY) uniform int u_firstEntry;
+layout(location = IBRR_U_REDUCE_RESOLUTION) uniform int u_resolution;  // H
 
 shared vec3 s_partial[256];
 

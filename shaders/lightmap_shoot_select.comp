@@ -7,16 +7,18 @@
 // Ties keep the lower cluster index, so a run is deterministic.
 layout(local_size_x = 256) in;
 
+#include "interface.glsl"
+
 struct Choice {
   float maxPower;
   uint cluster;
   float totalPower;
   float unused;
 };
-layout(std430, binding = 3) buffer Partials { Choice u_partial[]; };
-layout(std430, binding = 4) buffer Result { Choice u_result; };
+layout(std430, binding = IBRR_B_SHOOT_PARTIALS) buffer Partials { Choice u_partial[]; };
+layout(std430, binding = IBRR_B_SHOOT_RESULT) buffer Result { Choice u_result; };
 
-layout(location = 0) uniform uint u_count;  // clusters (stage 1) or partials (stage 2)
+layout(location = IBRR_U_SHOOT_SELECT_COUNT) uniform uint u_count;  // clusters (stage 1) or partials (stage 2)
 
 shared float s_max[256];
 shared uint s_index[256];
@@ -24,11 +26,11 @@ shared float s_sum[256];
 
 #ifndef FINAL_STAGE
 #include "lightmap_shoot.glsl"
-layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
-layout(std430, binding = 1) readonly buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
-layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]; };  // C + 1 offsets
-layout(std430, binding = 5) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
-layout(std430, binding = 6) writeonly buffer ClusterResidual { vec4 u_clusterResidual[]; };  // (ΔL_c, Φ_c)
+layout(std430, binding = IBRR_B_SHOOT_RECEIVERS) readonly buffer Receivers { Receiver u_receiver[]; };
+layout(std430, binding = IBRR_B_SHOOT_RESIDUAL) readonly buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_FIRST) readonly buffer ClusterFirst { uint u_clusterFirst[]; };  // C + 1 offsets
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_TEXELS) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_RESIDUAL) writeonly buffer ClusterResidual { vec4 u_clusterResidual[]; };  // (ΔL_c, Φ_c)
 #endif
 
 void main() {

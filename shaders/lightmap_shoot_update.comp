@@ -14,35 +14,36 @@
 // texel its exact polygon form factor, farther its own disc formula).
 layout(local_size_x = 64) in;
 
+#include "interface.glsl"
 #include "lightmap_shoot.glsl"
 
-layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
-layout(std430, binding = 1) buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
-layout(std430, binding = 6) readonly buffer ClusterResidual { vec4 u_clusterResidual[]; };
-layout(std430, binding = 7) buffer Radiance { vec4 u_radiance[]; };  // L per valid texel
-layout(std430, binding = 4) readonly buffer Result { float u_maxPower; uint u_cluster; };
-layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]; };
-layout(std430, binding = 5) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
-layout(std430, binding = 8) readonly buffer Axes { TexelAxes u_axes[]; };
+layout(std430, binding = IBRR_B_SHOOT_RECEIVERS) readonly buffer Receivers { Receiver u_receiver[]; };
+layout(std430, binding = IBRR_B_SHOOT_RESIDUAL) buffer Residual { vec4 u_residual[]; };  // ΔL per valid texel
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_RESIDUAL) readonly buffer ClusterResidual { vec4 u_clusterResidual[]; };
+layout(std430, binding = IBRR_B_SHOOT_RADIANCE) buffer Radiance { vec4 u_radiance[]; };  // L per valid texel
+layout(std430, binding = IBRR_B_SHOOT_RESULT) readonly buffer Result { float u_maxPower; uint u_cluster; };
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_FIRST) readonly buffer ClusterFirst { uint u_clusterFirst[]; };
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_TEXELS) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+layout(std430, binding = IBRR_B_SHOOT_AXES) readonly buffer Axes { TexelAxes u_axes[]; };
 
 #ifdef RECORD_SHOT
 // Adaptive subdivision: each receiver's ΔL of this shot, so that a leaf split after the shot can
 // take it back from its children and give them their own (the buffer is cleared before the shot).
-layout(std430, binding = 9) buffer LastShot { vec4 u_lastShot[]; };
+layout(std430, binding = IBRR_B_SHOOT_LAST_SHOT) buffer LastShot { vec4 u_lastShot[]; };
 #endif
 #ifdef SUBSET
 // Only these receivers (the children of a split, taking the shot again at their own size).
-layout(std430, binding = 10) readonly buffer Subset { uint u_subset[]; };
+layout(std430, binding = IBRR_B_SHOOT_SUBSET) readonly buffer Subset { uint u_subset[]; };
 #endif
 
-layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F: distance, chart (layer 0)
+layout(binding = IBRR_T_SHOOT_HEMISPHERE) uniform sampler2DArray u_hemisphere;  // RG32F: distance, chart (layer 0)
 
-layout(location = 0) uniform vec3 u_shooter;     // centroid of the cluster (scene units)
-layout(location = 1) uniform mat3 u_toShooter;   // rows: tangent, bitangent, normal
-layout(location = 3) uniform uint u_count;       // valid texels (elements; SUBSET: the subset's)
-layout(location = 4) uniform float u_area;       // A_c
-layout(location = 5) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
-layout(location = 6) uniform float u_nearRadius;    // exact per-texel form factors below this distance
+layout(location = IBRR_U_SHOOT_SHOOTER) uniform vec3 u_shooter;     // centroid of the cluster (scene units)
+layout(location = IBRR_U_SHOOT_TO_SHOOTER) uniform mat3 u_toShooter;   // rows: tangent, bitangent, normal
+layout(location = IBRR_U_SHOOT_COUNT) uniform uint u_count;       // valid texels (elements; SUBSET: the subset's)
+layout(location = IBRR_U_SHOOT_AREA) uniform float u_area;       // A_c
+layout(location = IBRR_U_SHOOT_DEPTH_EPSILON) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
+layout(location = IBRR_U_SHOOT_NEAR_RADIUS) uniform float u_nearRadius;    // exact per-texel form factors below this distance
 
 void main() {
   if (gl_GlobalInvocationID.x >= u_count) return;

@@ -3,10 +3,12 @@
 // texels' ΔL become 0 (a pass apart, because the update pass reads them in the near field).
 layout(local_size_x = 64) in;
 
-layout(std430, binding = 1) buffer Residual { vec4 u_residual[]; };
-layout(std430, binding = 2) readonly buffer ClusterFirst { uint u_clusterFirst[]; };
-layout(std430, binding = 4) readonly buffer Result { float u_maxPower; uint u_cluster; };
-layout(std430, binding = 5) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+#include "interface.glsl"
+
+layout(std430, binding = IBRR_B_SHOOT_RESIDUAL) buffer Residual { vec4 u_residual[]; };
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_FIRST) readonly buffer ClusterFirst { uint u_clusterFirst[]; };
+layout(std430, binding = IBRR_B_SHOOT_RESULT) readonly buffer Result { float u_maxPower; uint u_cluster; };
+layout(std430, binding = IBRR_B_SHOOT_CLUSTER_TEXELS) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
 
 void main() {
   uint i = u_clusterFirst[u_cluster] + gl_GlobalInvocationID.x;

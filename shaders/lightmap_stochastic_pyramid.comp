@@ -5,10 +5,12 @@
 // size (ceil halving), so the atlas need not be a power of two.
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(std430, binding = 4) buffer Pyramid { float u_pyramid[]; };
+#include "interface.glsl"
 
-layout(location = 0) uniform uvec3 u_input;   // offset, width, height of level k
-layout(location = 1) uniform uvec3 u_output;  // the same of level k + 1
+layout(std430, binding = IBRR_B_STOCHASTIC_PYRAMID) buffer Pyramid { float u_pyramid[]; };
+
+layout(location = IBRR_U_STOCHASTIC_PYRAMID_INPUT) uniform uvec3 u_input;   // offset, width, height of level k
+layout(location = IBRR_U_STOCHASTIC_PYRAMID_OUTPUT) uniform uvec3 u_output;  // the same of level k + 1
 
 void main() {
   uvec2 cell = gl_GlobalInvocationID.xy;

@@ -12,14 +12,15 @@
 // expectation, so E[T* L] = T L for the clustered kernel.
 layout(local_size_x = 64) in;
 
+#include "interface.glsl"
 #include "lightmap_shoot.glsl"
 
-layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
-layout(std430, binding = 3) readonly buffer Source { vec4 u_radiance[]; };  // the shooting source L_src per valid texel
-layout(std430, binding = 4) readonly buffer Pyramid { float u_pyramid[]; };
-layout(std430, binding = 6) readonly buffer CompactOf { uint u_compactOf[]; };  // per atlas texel
-layout(std430, binding = 7) readonly buffer Levels { uvec4 u_level[]; };  // offset, width, height, -
-layout(std430, binding = 8) readonly buffer Random { float u_random[]; };  // ξ_s
+layout(std430, binding = IBRR_B_STOCHASTIC_RECEIVERS) readonly buffer Receivers { Receiver u_receiver[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_RADIANCE) readonly buffer Source { vec4 u_radiance[]; };  // the shooting source L_src per valid texel
+layout(std430, binding = IBRR_B_STOCHASTIC_PYRAMID) readonly buffer Pyramid { float u_pyramid[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_COMPACT_OF) readonly buffer CompactOf { uint u_compactOf[]; };  // per atlas texel
+layout(std430, binding = IBRR_B_STOCHASTIC_LEVELS) readonly buffer Levels { uvec4 u_level[]; };  // offset, width, height, -
+layout(std430, binding = IBRR_B_STOCHASTIC_RANDOM) readonly buffer Random { float u_random[]; };  // ξ_s
 struct Shot {
   uint cluster;        // c
   float probability;   // P_c
@@ -27,14 +28,14 @@ struct Shot {
   uint count;          // its texels
   vec4 radiance;       // L_shot,c
 };
-layout(std430, binding = 9) writeonly buffer Shots { Shot u_shot[]; };
-layout(std430, binding = 12) readonly buffer ClusterFirst { uint u_clusterFirst[]; };  // C + 1 offsets
-layout(std430, binding = 13) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
-layout(std430, binding = 14) writeonly buffer MemberShots { vec4 u_memberShot[]; };  // S × u_maxMembers
+layout(std430, binding = IBRR_B_STOCHASTIC_SHOTS) writeonly buffer Shots { Shot u_shot[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_CLUSTER_FIRST) readonly buffer ClusterFirst { uint u_clusterFirst[]; };  // C + 1 offsets
+layout(std430, binding = IBRR_B_STOCHASTIC_CLUSTER_TEXELS) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_MEMBER_SHOTS) writeonly buffer MemberShots { vec4 u_memberShot[]; };  // S × u_maxMembers
 
-layout(location = 0) uniform uint u_shooters;    // S
-layout(location = 1) uniform uint u_levels;      // pyramid levels, the atlas (level 0) included
-layout(location = 2) uniform uint u_maxMembers;  // the largest cluster's texels
+layout(location = IBRR_U_STOCHASTIC_SELECT_SHOOTERS) uniform uint u_shooters;    // S
+layout(location = IBRR_U_STOCHASTIC_SELECT_LEVELS) uniform uint u_levels;      // pyramid levels, the atlas (level 0) included
+layout(location = IBRR_U_STOCHASTIC_SELECT_MAX_MEMBERS) uniform uint u_maxMembers;  // the largest cluster's texels
 
 const vec3 kLuminance = vec3(0.2126, 0.7152, 0.0722);
 

@@ -11,13 +11,14 @@
 // which this pass then also stores (stochastic.hpp, StochasticShootFrom).
 layout(local_size_x = 64) in;
 
+#include "interface.glsl"
 #include "lightmap_shoot.glsl"
 
-layout(std430, binding = 0) readonly buffer Receivers { Receiver u_receiver[]; };
-layout(std430, binding = 3) buffer Radiance { vec4 u_radiance[]; };  // L̃ per valid texel
-layout(std430, binding = 11) buffer Iterate { vec4 u_iterate[]; };   // L_m per valid texel
-layout(std430, binding = 2) readonly buffer Axes { TexelAxes u_axes[]; };
-layout(std430, binding = 1) readonly buffer Emission { vec4 u_emission[]; };  // L_e per valid texel
+layout(std430, binding = IBRR_B_STOCHASTIC_RECEIVERS) readonly buffer Receivers { Receiver u_receiver[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_RADIANCE) buffer Radiance { vec4 u_radiance[]; };  // L̃ per valid texel
+layout(std430, binding = IBRR_B_STOCHASTIC_ITERATE) buffer Iterate { vec4 u_iterate[]; };   // L_m per valid texel
+layout(std430, binding = IBRR_B_STOCHASTIC_AXES) readonly buffer Axes { TexelAxes u_axes[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_EMISSION) readonly buffer Emission { vec4 u_emission[]; };  // L_e per valid texel
 struct Shot {
   uint cluster;       // c
   float probability;  // P_c
@@ -25,27 +26,27 @@ struct Shot {
   uint count;         // its texels
   vec4 radiance;      // L_shot,c
 };
-layout(std430, binding = 9) readonly buffer Shots { Shot u_shot[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_SHOTS) readonly buffer Shots { Shot u_shot[]; };
 struct ShotFrame {
   vec4 position;  // the cluster's centroid (scene units), its area A_c (scene units²)
   vec4 tangent;   // rows of the frame the hemisphere was rendered in: tangent, bitangent, normal
   vec4 bitangent;
   vec4 normal;
 };
-layout(std430, binding = 10) readonly buffer ShotFrames { ShotFrame u_frame[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_FRAMES) readonly buffer ShotFrames { ShotFrame u_frame[]; };
 
-layout(std430, binding = 13) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
-layout(std430, binding = 14) readonly buffer MemberShots { vec4 u_memberShot[]; };  // S × u_maxMembers, L_shot,j
+layout(std430, binding = IBRR_B_STOCHASTIC_CLUSTER_TEXELS) readonly buffer ClusterTexels { uint u_clusterTexel[]; };
+layout(std430, binding = IBRR_B_STOCHASTIC_MEMBER_SHOTS) readonly buffer MemberShots { vec4 u_memberShot[]; };  // S × u_maxMembers, L_shot,j
 
-layout(binding = 0) uniform sampler2DArray u_hemisphere;  // RG32F distance, chart; layer s = shooter s
+layout(binding = IBRR_T_STOCHASTIC_HEMISPHERE) uniform sampler2DArray u_hemisphere;  // RG32F distance, chart; layer s = shooter s
 
-layout(location = 0) uniform uint u_count;          // valid texels
-layout(location = 1) uniform uint u_shooters;       // S
-layout(location = 2) uniform float u_iteration;     // n: the iterates in the average, this one included
-layout(location = 3) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
-layout(location = 4) uniform float u_nearFieldSides;
-layout(location = 5) uniform bool u_storeIterate;  // the last iterate is the shooting source
-layout(location = 6) uniform uint u_maxMembers;    // the largest cluster's texels
+layout(location = IBRR_U_STOCHASTIC_COUNT) uniform uint u_count;          // valid texels
+layout(location = IBRR_U_STOCHASTIC_SHOOTERS) uniform uint u_shooters;       // S
+layout(location = IBRR_U_STOCHASTIC_ITERATION) uniform float u_iteration;     // n: the iterates in the average, this one included
+layout(location = IBRR_U_STOCHASTIC_DEPTH_EPSILON) uniform float u_depthEpsilon;  // absolute slack of the depth test (scene units)
+layout(location = IBRR_U_STOCHASTIC_NEAR_FIELD_SIDES) uniform float u_nearFieldSides;
+layout(location = IBRR_U_STOCHASTIC_STORE_ITERATE) uniform bool u_storeIterate;  // the last iterate is the shooting source
+layout(location = IBRR_U_STOCHASTIC_MAX_MEMBERS) uniform uint u_maxMembers;    // the largest cluster's texels
 
 void main() {
   uint r = gl_GlobalInvocationID.x;

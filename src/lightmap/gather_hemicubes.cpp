@@ -3,6 +3,7 @@
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 #include "util/morton.hpp"
 
@@ -20,19 +21,6 @@ namespace ibrr::lightmap {
 namespace {
 
 constexpr int kFacesPerHemicube = 5;
-
-// Uniform locations (shaders/lightmap_gather.vert/.frag, lightmap_reduce.comp, lightmap_gather_cull.comp).
-constexpr GLint kUniformFirstEntry = 0;  // the batch's first record within the bound range
-constexpr GLint kUniformResolution = 1;  // lightmap_reduce.comp
-constexpr GLint kUniformChunkCount = 1;  // lightmap_gather_cull.comp
-constexpr GLint kUniformSlotCount = 2;   // lightmap_gather_cull.comp
-
-// SSBO bindings.
-constexpr GLuint kFaceMatricesBinding = 0;
-constexpr GLuint kMultiplierBinding = 0;
-constexpr GLuint kPatchBinding = 1;
-constexpr GLuint kChunksBinding = 1;    // lightmap_gather_cull.comp
-constexpr GLuint kCommandsBinding = 2;  // lightmap_gather_cull.comp
 
 constexpr int kCullGroupSize = 64;    // lightmap_gather_cull.comp local_size_x
 constexpr GLuint kSlotAttribute = 4;  // lightmap_gather.vert a_slot
@@ -284,7 +272,7 @@ GatherHemicubeRenderer::GatherHemicubeRenderer(const LightmapAtlas& atlas, const
   glVertexArrayAttribIFormat(vao, kSlotAttribute, 1, GL_UNSIGNED_INT, 0);
   glVertexArrayAttribBinding(vao, kSlotAttribute, 1);
   m_cullProgram = gpu::loadProgram({"lightmap_gather_cull.comp"});
-  glProgramUniform1ui(m_cullProgram.id(), kUniformChunkCount, GLuint(m_chunkCount));
+  glProgramUniform1ui(m_cullProgram.id(), IBRR_U_GATHER_CHUNKS, GLuint(m_chunkCount));
 
   const int rows = gatherLayerRows(maxResolution);
   m_colour = gpu::Texture(target == GatherTarget::Radiance ? GL_RGBA32F : GL_R32UI, maxResolution, rows, layers);
@@ -327,15 +315,15 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
   glDisable(GL_CULL_FACE);  // back faces are drawn (they hide what is behind them) but see black
   glDisable(GL_BLEND);
   // Only this batch's matrices are bound (a small range, whatever the hemicube count).
-  const BoundRange range = bindRange(m_faceMatrices, kFaceMatricesBinding, first, std::size_t(count),
+  const BoundRange range = bindRange(m_faceMatrices, IBRR_B_GATHER_FACE_MATRICES, first, std::size_t(count),
                                      kFacesPerHemicube * sizeof(glm::mat4), sizeof(glm::mat4));
   const GLuint slotCount = GLuint(kFacesPerHemicube * count);
   if (m_chunkCount == 1) {
     // One chunk (a small scene): its box is the scene's, which a face hardly ever misses; one
     // instanced draw without the cull pass (slot = instance) is cheaper.
     m_program.use();
-    glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
-    glBindTextureUnit(0, seen);
+    glProgramUniform1i(m_program.id(), IBRR_U_GATHER_FIRST_ENTRY, range.firstEntry);
+    glBindTextureUnit(IBRR_T_GATHER_SEEN, seen);
     glBindVertexArray(m_vertexArray.id());
     glDrawArraysInstanced(GL_TRIANGLES, 0, GLsizei(m_vertexCount), GLsizei(slotCount));
     glBindVertexArray(0);
@@ -346,15 +334,15 @@ void GatherHemicubeRenderer::render(std::size_t first, int count, int resolution
   // Cull: one command per (face slot, chunk) of the batch, instanceCount 0 outside the frustum.
   const GLuint pairs = slotCount * GLuint(m_chunkCount);
   m_cullProgram.use();
-  glProgramUniform1i(m_cullProgram.id(), kUniformFirstEntry, range.firstEntry);
-  glProgramUniform1ui(m_cullProgram.id(), kUniformSlotCount, slotCount);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kChunksBinding, m_chunks.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kCommandsBinding, m_commands.id());
+  glProgramUniform1i(m_cullProgram.id(), IBRR_U_GATHER_FIRST_ENTRY, range.firstEntry);
+  glProgramUniform1ui(m_cullProgram.id(), IBRR_U_GATHER_SLOTS, slotCount);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_GATHER_CHUNKS, m_chunks.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_GATHER_COMMANDS, m_commands.id());
   glDispatchCompute((pairs + kCullGroupSize - 1) / kCullGroupSize, 1, 1);
   glMemoryBarrier(GL_COMMAND_BARRIER_BIT);
   m_program.use();
-  glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
-  glBindTextureUnit(0, seen);
+  glProgramUniform1i(m_program.id(), IBRR_U_GATHER_FIRST_ENTRY, range.firstEntry);
+  glBindTextureUnit(IBRR_T_GATHER_SEEN, seen);
   glBindVertexArray(m_vertexArray.id());
   glBindBuffer(GL_DRAW_INDIRECT_BUFFER, m_commands.id());
   glMultiDrawArraysIndirect(GL_TRIANGLES, nullptr, GLsizei(pairs), 0);
@@ -405,13 +393,13 @@ void GatherReduction::reduce(GLuint hemicubes, std::size_t first, int count, int
   const gpu::Buffer& weights = multiplierBuffer(resolution);
   m_program.use();
   const BoundRange range =
-      bindRange(m_patches, kPatchBinding, first, std::size_t(count), sizeof(GpuPatch), sizeof(GpuPatch));
-  glProgramUniform1i(m_program.id(), kUniformFirstEntry, range.firstEntry);
-  glProgramUniform1i(m_program.id(), kUniformResolution, resolution);
-  glBindTextureUnit(0, hemicubes);
-  glBindTextureUnit(1, base);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kMultiplierBinding, weights.id());
-  glBindImageTexture(0, output, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+      bindRange(m_patches, IBRR_B_REDUCE_PATCHES, first, std::size_t(count), sizeof(GpuPatch), sizeof(GpuPatch));
+  glProgramUniform1i(m_program.id(), IBRR_U_REDUCE_FIRST_ENTRY, range.firstEntry);
+  glProgramUniform1i(m_program.id(), IBRR_U_REDUCE_RESOLUTION, resolution);
+  glBindTextureUnit(IBRR_T_REDUCE_HEMICUBES, hemicubes);
+  glBindTextureUnit(IBRR_T_REDUCE_BASE, base);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_REDUCE_MULTIPLIER, weights.id());
+  glBindImageTexture(IBRR_I_REDUCE_OUTPUT, output, 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
   glDispatchCompute(GLuint(count), 1, 1);  // one workgroup per hemicube
 }
 

@@ -4,6 +4,7 @@
 #include "gpu/debug.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "gpu/shader.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
@@ -14,8 +15,6 @@
 
 namespace ibrr::lightmap {
 namespace {
-constexpr GLint kUniformAtlasSize = 17;  // lightmap_display.vert
-constexpr GLuint kIncidentRadianceUnit = 1;  // unit 0 is the albedo texture's (gpu::kAlbedoTextureUnit)
 constexpr std::uint32_t kNoChart = 0xffffffffu;
 }  // namespace
 
@@ -218,8 +217,8 @@ LightmapDisplay::LightmapDisplay(const scene::Scene& scene, const LightmapAtlas&
 void LightmapDisplay::draw(const glm::mat4& viewProjection) const {
   m_program.use();
   glProgramUniformMatrix4fv(m_program.id(), gpu::kUniformViewProjection, 1, GL_FALSE, glm::value_ptr(viewProjection));
-  glProgramUniform2f(m_program.id(), kUniformAtlasSize, m_atlasSize.x, m_atlasSize.y);
-  glBindTextureUnit(kIncidentRadianceUnit, m_texture.id());
+  glProgramUniform2f(m_program.id(), IBRR_U_LIGHTMAP_ATLAS_SIZE, m_atlasSize.x, m_atlasSize.y);
+  glBindTextureUnit(IBRR_T_LIGHTMAP_INCIDENT, m_texture.id());
   m_mesh.drawByMaterial([&](std::uint32_t material) {
     gpu::setMaterialUniforms(m_program.id(), m_materials.at(material), material, m_albedoTextures);
   });

@@ -8,6 +8,7 @@
 #include "rays/embree_scene.hpp"
 #include "rays/light_set.hpp"
 #include "rays/sampler.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
@@ -29,27 +30,6 @@ namespace {
 constexpr int kGroupSize = 64;    // lightmap_matrix_transfer.comp local_size_x
 constexpr int kProductGroup = 8;  // lightmap_matrix_dense.comp and _bc1.comp local_size_x
 constexpr int kProductRows = 4;   // rows per invocation there (one BC1 block row)
-
-// SSBO bindings of shaders/lightmap_matrix_*.comp.
-constexpr GLuint kMatrixBinding0 = 0;  // dense: channel 0 (1, 2 follow); compressed: blocks (software decode)
-constexpr GLuint kInputBinding = 3;
-constexpr GLuint kOutputBinding = 4;
-constexpr GLuint kAccumulateBinding = 5;
-constexpr GLuint kRowScaleBinding = 6;
-constexpr GLuint kExactStartBinding = 7;
-constexpr GLuint kExactColumnBinding = 8;
-constexpr GLuint kExactValueBinding = 9;
-constexpr GLuint kPatchTexelBinding = 10;
-constexpr GLuint kEmissionBinding = 11;
-constexpr GLuint kRowOrderBinding = 1;
-constexpr GLuint kColumnOrderBinding = 2;
-// Uniform locations.
-constexpr GLint kUniformCount = 0;
-constexpr GLint kUniformAccumulate = 1;
-constexpr GLint kUniformPadded = 2;
-constexpr GLint kUniformLogRange = 3;
-constexpr GLint kUniformWidth = 4;
-constexpr GLint kUniformDirectWeight = 5;
 
 #ifndef GL_COMPRESSED_RGB_S3TC_DXT1_EXT
 #define GL_COMPRESSED_RGB_S3TC_DXT1_EXT 0x83F0
@@ -703,22 +683,22 @@ struct MatrixRelighter::Impl {
 
   void bindProduct(const gpu::Buffer& in, const gpu::Buffer& out) const {
     if (storage == MatrixStorage::Dense) {
-      for (GLuint c = 0; c < 3; ++c) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kMatrixBinding0 + c, dense[c].id());
+      for (GLuint c = 0; c < 3; ++c) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_DENSE + c, dense[c].id());
     } else {
       if (hardwareBc1)
-        glBindTextureUnit(0, bc1Texture.id());
+        glBindTextureUnit(IBRR_T_MATRIX_BLOCKS, bc1Texture.id());
       else
-        glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kMatrixBinding0, blocks.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRowOrderBinding, rowOrder.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kColumnOrderBinding, columnOrder.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRowScaleBinding, rowScale.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kExactStartBinding, exactStart.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kExactColumnBinding, exactColumn.id());
-      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kExactValueBinding, exactValue.id());
+        glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_BLOCKS, blocks.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_ROW_ORDER, rowOrder.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_COLUMN_ORDER, columnOrder.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_ROW_SCALE, rowScale.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_EXACT_START, exactStart.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_EXACT_COLUMN, exactColumn.id());
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_EXACT_VALUE, exactValue.id());
     }
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kInputBinding, in.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kOutputBinding, out.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kAccumulateBinding, accumulate.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_INPUT, in.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_OUTPUT, out.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_ACCUMULATE, accumulate.id());
   }
 
   // acc = Σ_{h=1..repeats} N^h (input): `repeats` chained dispatches, ping-ponging input/output.
@@ -726,11 +706,11 @@ struct MatrixRelighter::Impl {
   void runProducts(int repeats) {
     const GLuint n = GLuint(solution->size());
     product.use();
-    glProgramUniform1ui(product.id(), kUniformCount, n);
+    glProgramUniform1ui(product.id(), IBRR_U_MATRIX_COUNT, n);
     for (int h = 0; h < repeats; ++h) {
       const bool even = h % 2 == 0;
       bindProduct(even ? input : output, even ? output : input);
-      glProgramUniform1ui(product.id(), kUniformAccumulate, h == 0 ? 0u : 1u);
+      glProgramUniform1ui(product.id(), IBRR_U_MATRIX_ACCUMULATE, h == 0 ? 0u : 1u);
       glDispatchCompute((n + kProductGroup * kProductRows - 1) / (kProductGroup * kProductRows), 1, 1);
       glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     }
@@ -739,12 +719,12 @@ struct MatrixRelighter::Impl {
   void runTransfer(const gpu::Buffer& e) {
     transfer.use();
     const GLuint n = GLuint(solution->size());
-    glProgramUniform1ui(transfer.id(), kUniformCount, n);
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kInputBinding, e.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kAccumulateBinding, accumulate.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kPatchTexelBinding, patchTexel.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kEmissionBinding, emission.id());
-    glBindImageTexture(0, atlas.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+    glProgramUniform1ui(transfer.id(), IBRR_U_MATRIX_COUNT, n);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_INPUT, e.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_ACCUMULATE, accumulate.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_PATCH_TEXEL, patchTexel.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_MATRIX_EMISSION, emission.id());
+    glBindImageTexture(IBRR_I_MATRIX_ATLAS, atlas.id(), 0, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
     glDispatchCompute((n + kGroupSize - 1) / kGroupSize, 1, 1);
     glMemoryBarrier(GL_SHADER_IMAGE_ACCESS_BARRIER_BIT | GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT);
   }
@@ -805,12 +785,12 @@ MatrixRelighter::MatrixRelighter(const scene::Scene& scene, std::shared_ptr<cons
     m.exactStart = makeBuffer(c.exactStart);
     m.exactColumn = makeBuffer(c.exactColumn);
     m.exactValue = makeBuffer(toVec4(c.exactValue));
-    glProgramUniform1ui(m.product.id(), kUniformPadded, GLuint(c.paddedSize));
-    glProgramUniform1f(m.product.id(), kUniformLogRange, c.logRange);
+    glProgramUniform1ui(m.product.id(), IBRR_U_MATRIX_PADDED, GLuint(c.paddedSize));
+    glProgramUniform1f(m.product.id(), IBRR_U_MATRIX_LOG_RANGE, c.logRange);
   }
   m.transfer = gpu::loadProgram({"lightmap_matrix_transfer.comp"});
-  glProgramUniform1ui(m.transfer.id(), kUniformWidth, GLuint(s.width));
-  glProgramUniform1f(m.transfer.id(), kUniformDirectWeight, s.direct == MatrixDirect::Rays ? 1.0f : 0.0f);
+  glProgramUniform1ui(m.transfer.id(), IBRR_U_MATRIX_WIDTH, GLuint(s.width));
+  glProgramUniform1f(m.transfer.id(), IBRR_U_MATRIX_DIRECT_WEIGHT, s.direct == MatrixDirect::Rays ? 1.0f : 0.0f);
   const std::size_t vectorBytes = n * sizeof(glm::vec4);
   m.input = gpu::Buffer(GLsizeiptr(vectorBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
   m.output = gpu::Buffer(GLsizeiptr(vectorBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);

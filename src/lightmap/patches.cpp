@@ -27,6 +27,7 @@
 #include "gpu/shader.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_mesh.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 
 #include <tbb/blocked_range.h>
@@ -37,9 +38,6 @@
 
 namespace ibrr::lightmap {
 namespace {
-
-constexpr GLint kUniformAtlasSize = 16;      // lightmap_patches.vert: u_atlasSize
-constexpr GLuint kTriangleDepthBinding = 0;  // lightmap_patches.frag: TriangleDepth
 
 // Atlas triangle ids (index + 1, 0 = none) per texel, row-major, row 0 first: the GPU pass.
 std::vector<std::uint32_t> rasterizeTriangleIds(const LightmapAtlas& atlas) {
@@ -68,7 +66,7 @@ std::vector<std::uint32_t> rasterizeTriangleIds(const LightmapAtlas& atlas) {
   glViewport(0, 0, atlas.width, atlas.height);
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LESS);
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kTriangleDepthBinding, depthBuffer.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_PATCHES_TRIANGLE_DEPTH, depthBuffer.id());
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
@@ -76,7 +74,7 @@ std::vector<std::uint32_t> rasterizeTriangleIds(const LightmapAtlas& atlas) {
   glClearNamedFramebufferuiv(framebuffer.id(), GL_COLOR, 0, zero);
   glClearNamedFramebufferfi(framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
   program.use();
-  glProgramUniform2f(program.id(), kUniformAtlasSize, float(atlas.width), float(atlas.height));
+  glProgramUniform2f(program.id(), IBRR_U_PATCHES_ATLAS_SIZE, float(atlas.width), float(atlas.height));
   mesh.drawAll();
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   std::vector<std::uint32_t> ids(std::size_t(atlas.width) * std::size_t(atlas.height));

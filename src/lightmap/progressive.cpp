@@ -4,6 +4,7 @@
 #include "gpu/shader.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/shooting.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
@@ -24,29 +25,6 @@ namespace {
 
 constexpr int kSelectGroupSize = 256;  // lightmap_shoot_select.comp local_size_x
 constexpr int kUpdateGroupSize = 64;   // lightmap_shoot_update.comp local_size_x
-
-// SSBO bindings shared by the shoot shaders.
-constexpr GLuint kReceiversBinding = 0;
-constexpr GLuint kResidualBinding = 1;
-constexpr GLuint kClusterFirstBinding = 2;
-constexpr GLuint kPartialsBinding = 3;
-constexpr GLuint kResultBinding = 4;
-constexpr GLuint kClusterTexelsBinding = 5;
-constexpr GLuint kClusterResidualBinding = 6;
-constexpr GLuint kRadianceBinding = 7;
-constexpr GLuint kAxesBinding = 8;
-constexpr GLuint kLastShotBinding = 9;  // adaptive: RECORD_SHOT
-constexpr GLuint kSubsetBinding = 10;   // adaptive: SUBSET
-
-// Uniform locations (shaders/lightmap_shoot_*).
-constexpr GLint kUniformShooter = 0;
-constexpr GLint kUniformToShooter = 1;
-constexpr GLint kUniformCount = 3;  // update pass
-constexpr GLint kUniformArea = 4;
-constexpr GLint kUniformDepthEpsilon = 5;
-constexpr GLint kUniformNearRadius = 6;
-
-constexpr GLint kUniformSelectCount = 0;  // select passes
 
 // What the selection writes for the CPU (std430, 16 bytes).
 struct GpuChoice {
@@ -176,13 +154,13 @@ struct ElementBuffers {
     if (recordShot) lastShot = makeStorageBuffer(std::vector<glm::vec4>(count), GL_DYNAMIC_STORAGE_BIT);
   }
   void bind() const {
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kReceiversBinding, receivers.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResidualBinding, residual.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, radiance.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kAxesBinding, axes.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterFirstBinding, clusterFirst.id());
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterTexelsBinding, clusterMembers.id());
-    if (lastShot.id() != 0) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kLastShotBinding, lastShot.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_RECEIVERS, receivers.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_RESIDUAL, residual.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_RADIANCE, radiance.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_AXES, axes.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_CLUSTER_FIRST, clusterFirst.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_CLUSTER_TEXELS, clusterMembers.id());
+    if (lastShot.id() != 0) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_LAST_SHOT, lastShot.id());
   }
 };
 
@@ -273,9 +251,9 @@ ProgressiveSolver::ProgressiveSolver(const scene::Scene& scene, const LightmapAt
   if (adaptive()) m_updateSubset = gpu::loadProgram({"lightmap_shoot_update.comp"}, {"RECORD_SHOT", "SUBSET"});
   m_zero = gpu::loadProgram({"lightmap_shoot_zero.comp"});
   for (const gpu::Program* program : {&m_update, &m_updateSubset})
-    if (program->id() != 0) glProgramUniform1f(program->id(), kUniformDepthEpsilon, m_visibility->depthEpsilon());
-  glProgramUniform1ui(m_select.id(), kUniformSelectCount, GLuint(m_clusters.size()));
-  glProgramUniform1ui(m_selectFinal.id(), kUniformSelectCount, GLuint(m_partialCount));
+    if (program->id() != 0) glProgramUniform1f(program->id(), IBRR_U_SHOOT_DEPTH_EPSILON, m_visibility->depthEpsilon());
+  glProgramUniform1ui(m_select.id(), IBRR_U_SHOOT_SELECT_COUNT, GLuint(m_clusters.size()));
+  glProgramUniform1ui(m_selectFinal.id(), IBRR_U_SHOOT_SELECT_COUNT, GLuint(m_partialCount));
 
   m_out.clusters = m_clusters.size();
   m_out.sceneTriangles = atlas.triangleCount();
@@ -286,9 +264,9 @@ ProgressiveSolver::ProgressiveSolver(const scene::Scene& scene, const LightmapAt
 // Bound before every shot: a checkpoint callback may draw with other buffers on these points.
 void ProgressiveSolver::bindBuffers() const {
   m_elements->bind();
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kClusterResidualBinding, m_clusterResidual.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kPartialsBinding, m_partials.id());
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kResultBinding, m_result.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_CLUSTER_RESIDUAL, m_clusterResidual.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_PARTIALS, m_partials.id());
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_RESULT, m_result.id());
 }
 
 // 1. The next shooter: per-cluster residual, then the largest and the total (16 bytes back).
@@ -315,7 +293,7 @@ std::string ProgressiveSolver::stopReason(const GpuChoice& choice, double residu
 
 void ProgressiveSolver::dispatchUpdate(const gpu::Program& program, std::size_t count) const {
   program.use();
-  glProgramUniform1ui(program.id(), kUniformCount, GLuint(count));
+  glProgramUniform1ui(program.id(), IBRR_U_SHOOT_COUNT, GLuint(count));
   glDispatchCompute(GLuint((count + kUpdateGroupSize - 1) / kUpdateGroupSize), 1, 1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
 }
@@ -330,12 +308,12 @@ void ProgressiveSolver::shoot(std::uint32_t c) {
   const glm::mat3 toShooter = shooterFrame(m_clusters.normal[c]);  // uploaded column-major, as GLSL reads it
   for (const gpu::Program* program : {&m_update, &m_updateSubset}) {
     if (program->id() == 0) continue;
-    glProgramUniform3fv(program->id(), kUniformShooter, 1, &shooter.x);
-    glProgramUniformMatrix3fv(program->id(), kUniformToShooter, 1, GL_FALSE, &toShooter[0][0]);
-    glProgramUniform1f(program->id(), kUniformArea, m_clusters.area[c]);
-    glProgramUniform1f(program->id(), kUniformNearRadius, kNearFieldSides * std::sqrt(m_clusters.area[c]));
+    glProgramUniform3fv(program->id(), IBRR_U_SHOOT_SHOOTER, 1, &shooter.x);
+    glProgramUniformMatrix3fv(program->id(), IBRR_U_SHOOT_TO_SHOOTER, 1, GL_FALSE, &toShooter[0][0]);
+    glProgramUniform1f(program->id(), IBRR_U_SHOOT_AREA, m_clusters.area[c]);
+    glProgramUniform1f(program->id(), IBRR_U_SHOOT_NEAR_RADIUS, kNearFieldSides * std::sqrt(m_clusters.area[c]));
   }
-  glBindTextureUnit(0, m_visibility->texture());
+  glBindTextureUnit(IBRR_T_SHOOT_HEMISPHERE, m_visibility->texture());
   if (adaptive()) glClearNamedBufferData(m_elements->lastShot.id(), GL_RGBA32F, GL_RGBA, GL_FLOAT, nullptr);
   dispatchUpdate(m_update, m_elements->count);
   if (adaptive() && m_out.shots % m_options.splitEveryShots == 0) splitAfterShot();
@@ -367,7 +345,7 @@ void ProgressiveSolver::splitAfterShot() {
     m_elements.emplace(elements, newRadiance, newResidual, true);
     m_subset = makeStorageBuffer(split.newElements);
     bindBuffers();
-    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kSubsetBinding, m_subset.id());
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_SHOOT_SUBSET, m_subset.id());
     dispatchUpdate(m_updateSubset, split.newElements.size());
     m_out.leafSplits += split.splitLeaves;
   }

@@ -1,6 +1,7 @@
 #include "lightmap/shooting.hpp"
 
 #include "gpu/shader.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 
 #include <algorithm>
@@ -10,11 +11,6 @@
 
 namespace ibrr::lightmap {
 namespace {
-
-// Uniform locations of shaders/lightmap_shoot_hemisphere.*.
-constexpr GLint kUniformShooter = 0;
-constexpr GLint kUniformToShooter = 1;
-constexpr GLint kUniformNearFar = 2;
 
 // A vertex of the visibility pass.
 struct VisibilityVertex {
@@ -187,7 +183,7 @@ HemisphereVisibility::HemisphereVisibility(const scene::Scene& scene, const Ligh
   const float nearPlane = 1e-5f * diagonal;
   const float farPlane = 2.0f * diagonal;
   m_depthEpsilon = 1e-4f * diagonal;
-  glProgramUniform2f(m_program.id(), kUniformNearFar, nearPlane, farPlane);
+  glProgramUniform2f(m_program.id(), IBRR_U_HEMISPHERE_NEAR_FAR, nearPlane, farPlane);
 }
 
 void HemisphereVisibility::render(const glm::vec3& shooter, const glm::vec3& normal, int layer) const {
@@ -203,8 +199,8 @@ void HemisphereVisibility::render(const glm::vec3& shooter, const glm::vec3& nor
   glDepthFunc(GL_LESS);
   glDisable(GL_CULL_FACE);
   m_program.use();
-  glProgramUniform3fv(m_program.id(), kUniformShooter, 1, &shooter.x);
-  glProgramUniformMatrix3fv(m_program.id(), kUniformToShooter, 1, GL_FALSE, &toShooter[0][0]);
+  glProgramUniform3fv(m_program.id(), IBRR_U_HEMISPHERE_SHOOTER, 1, &shooter.x);
+  glProgramUniformMatrix3fv(m_program.id(), IBRR_U_HEMISPHERE_TO_SHOOTER, 1, GL_FALSE, &toShooter[0][0]);
   glBindVertexArray(m_vertexArray.id());
   glDrawArrays(GL_TRIANGLES, 0, GLsizei(m_vertexCount));
   glBindVertexArray(0);

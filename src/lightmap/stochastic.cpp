@@ -4,6 +4,7 @@
 #include "gpu/shader.hpp"
 #include "lightmap/gather.hpp"
 #include "lightmap/shooting.hpp"
+#include "shaders/interface.glsl"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
@@ -23,23 +24,6 @@ constexpr int kGroupSize = 64;         // local_size_x of the power, select and 
 constexpr int kPyramidGroupSide = 8;   // lightmap_stochastic_pyramid.comp local size 8 × 8
 constexpr int kMaxShooters = 64;       // one select workgroup
 constexpr int kMaxClusterTexels = 16;  // B: up to 256 texels per cluster
-
-// SSBO bindings of shaders/lightmap_stochastic_*.comp.
-constexpr GLuint kReceiversBinding = 0;
-constexpr GLuint kEmissionBinding = 1;
-constexpr GLuint kAxesBinding = 2;
-constexpr GLuint kRadianceBinding = 3;
-constexpr GLuint kPyramidBinding = 4;
-constexpr GLuint kAtlasTexelBinding = 5;
-constexpr GLuint kCompactOfBinding = 6;
-constexpr GLuint kLevelsBinding = 7;
-constexpr GLuint kRandomBinding = 8;
-constexpr GLuint kShotsBinding = 9;
-constexpr GLuint kFramesBinding = 10;
-constexpr GLuint kIterateBinding = 11;
-constexpr GLuint kClusterFirstBinding = 12;
-constexpr GLuint kClusterTexelsBinding = 13;
-constexpr GLuint kMemberShotsBinding = 14;
 
 // What the select pass writes per shooter (std430, 32 bytes).
 struct GpuShot {
@@ -160,15 +144,21 @@ struct StochasticBuffers {
         memberShots(makeStorageBuffer(std::vector<glm::vec4>(std::size_t(shooters) * std::size_t(clusters.largest())))) {}
 
   void bind() const {
-    const std::pair<GLuint, GLuint> bindings[] = {
-        {kReceiversBinding, receivers.id()},   {kEmissionBinding, emission.id()},
-        {kAxesBinding, axes.id()},             {kRadianceBinding, radiance.id()},
-        {kPyramidBinding, pyramid.id()},       {kAtlasTexelBinding, atlasTexels.id()},
-        {kCompactOfBinding, compactOf.id()},   {kLevelsBinding, levels.id()},
-        {kRandomBinding, random.id()},         {kShotsBinding, shots.id()},
-        {kFramesBinding, frames.id()},         {kIterateBinding, iterate.id()},
-        {kClusterFirstBinding, clusterFirst.id()}, {kClusterTexelsBinding, clusterTexels.id()},
-        {kMemberShotsBinding, memberShots.id()}};
+    const std::pair<GLuint, GLuint> bindings[] = {{IBRR_B_STOCHASTIC_RECEIVERS, receivers.id()},
+                                                  {IBRR_B_STOCHASTIC_EMISSION, emission.id()},
+                                                  {IBRR_B_STOCHASTIC_AXES, axes.id()},
+                                                  {IBRR_B_STOCHASTIC_RADIANCE, radiance.id()},
+                                                  {IBRR_B_STOCHASTIC_PYRAMID, pyramid.id()},
+                                                  {IBRR_B_STOCHASTIC_ATLAS_TEXEL, atlasTexels.id()},
+                                                  {IBRR_B_STOCHASTIC_COMPACT_OF, compactOf.id()},
+                                                  {IBRR_B_STOCHASTIC_LEVELS, levels.id()},
+                                                  {IBRR_B_STOCHASTIC_RANDOM, random.id()},
+                                                  {IBRR_B_STOCHASTIC_SHOTS, shots.id()},
+                                                  {IBRR_B_STOCHASTIC_FRAMES, frames.id()},
+                                                  {IBRR_B_STOCHASTIC_ITERATE, iterate.id()},
+                                                  {IBRR_B_STOCHASTIC_CLUSTER_FIRST, clusterFirst.id()},
+                                                  {IBRR_B_STOCHASTIC_CLUSTER_TEXELS, clusterTexels.id()},
+                                                  {IBRR_B_STOCHASTIC_MEMBER_SHOTS, memberShots.id()}};
     for (const auto& [binding, buffer] : bindings) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, binding, buffer);
   }
 
@@ -184,16 +174,16 @@ struct StochasticPrograms {
         pyramid(gpu::loadProgram({"lightmap_stochastic_pyramid.comp"})),
         select(gpu::loadProgram({"lightmap_stochastic_select.comp"})),
         update(gpu::loadProgram({"lightmap_stochastic_update.comp"})) {
-    glProgramUniform1ui(power.id(), 0, GLuint(texelCount));
-    glProgramUniform1ui(select.id(), 0, GLuint(shooters));
-    glProgramUniform1ui(select.id(), 1, GLuint(levelCount));
-    glProgramUniform1ui(select.id(), 2, GLuint(maxMembers));
-    glProgramUniform1ui(update.id(), 6, GLuint(maxMembers));
-    glProgramUniform1ui(update.id(), 0, GLuint(texelCount));
-    glProgramUniform1ui(update.id(), 1, GLuint(shooters));
-    glProgramUniform1f(update.id(), 3, depthEpsilon);
-    glProgramUniform1f(update.id(), 4, kNearFieldSides);
-    glProgramUniform1i(update.id(), 5, shootIterate ? 1 : 0);
+    glProgramUniform1ui(power.id(), IBRR_U_STOCHASTIC_POWER_COUNT, GLuint(texelCount));
+    glProgramUniform1ui(select.id(), IBRR_U_STOCHASTIC_SELECT_SHOOTERS, GLuint(shooters));
+    glProgramUniform1ui(select.id(), IBRR_U_STOCHASTIC_SELECT_LEVELS, GLuint(levelCount));
+    glProgramUniform1ui(select.id(), IBRR_U_STOCHASTIC_SELECT_MAX_MEMBERS, GLuint(maxMembers));
+    glProgramUniform1ui(update.id(), IBRR_U_STOCHASTIC_MAX_MEMBERS, GLuint(maxMembers));
+    glProgramUniform1ui(update.id(), IBRR_U_STOCHASTIC_COUNT, GLuint(texelCount));
+    glProgramUniform1ui(update.id(), IBRR_U_STOCHASTIC_SHOOTERS, GLuint(shooters));
+    glProgramUniform1f(update.id(), IBRR_U_STOCHASTIC_DEPTH_EPSILON, depthEpsilon);
+    glProgramUniform1f(update.id(), IBRR_U_STOCHASTIC_NEAR_FIELD_SIDES, kNearFieldSides);
+    glProgramUniform1i(update.id(), IBRR_U_STOCHASTIC_STORE_ITERATE, shootIterate ? 1 : 0);
   }
   gpu::Program power, pyramid, select, update;
 };
@@ -205,7 +195,7 @@ struct StochasticPrograms {
 void selectShots(const StochasticPrograms& programs, const StochasticBuffers& buffers, GLuint source,
                  std::size_t texelCount, const std::vector<glm::uvec4>& levels, std::mt19937_64& random,
                  std::vector<float>& xi, std::vector<GpuShot>& shots) {
-  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, kRadianceBinding, source);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, IBRR_B_STOCHASTIC_RADIANCE, source);
   programs.power.use();
   glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -213,8 +203,8 @@ void selectShots(const StochasticPrograms& programs, const StochasticBuffers& bu
   for (std::size_t k = 0; k + 1 < levels.size(); ++k) {
     const glm::uvec4& in = levels[k];
     const glm::uvec4& out = levels[k + 1];
-    glProgramUniform3ui(programs.pyramid.id(), 0, in.x, in.y, in.z);
-    glProgramUniform3ui(programs.pyramid.id(), 1, out.x, out.y, out.z);
+    glProgramUniform3ui(programs.pyramid.id(), IBRR_U_STOCHASTIC_PYRAMID_INPUT, in.x, in.y, in.z);
+    glProgramUniform3ui(programs.pyramid.id(), IBRR_U_STOCHASTIC_PYRAMID_OUTPUT, out.x, out.y, out.z);
     glDispatchCompute((out.y + kPyramidGroupSide - 1) / kPyramidGroupSide,
                       (out.z + kPyramidGroupSide - 1) / kPyramidGroupSide, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
@@ -326,8 +316,8 @@ StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas&
     programs.update.use();
     // n, the iterates in the average: m, or m − W after the warm-up (during it, L̃ = L_m).
     const std::uint64_t averaged = shootIterate ? (m > options.warmupIterations ? m - options.warmupIterations : 1) : m;
-    glProgramUniform1f(programs.update.id(), 2, float(averaged));
-    glBindTextureUnit(0, visibility.texture());
+    glProgramUniform1f(programs.update.id(), IBRR_U_STOCHASTIC_ITERATION, float(averaged));
+    glBindTextureUnit(IBRR_T_STOCHASTIC_HEMISPHERE, visibility.texture());
     glDispatchCompute(GLuint((texelCount + kGroupSize - 1) / kGroupSize), 1, 1);
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
     result.iterations = m;
