@@ -241,7 +241,7 @@ TEST_CASE("ibrr diff counts the dark pixels, outside the direct light's shadows 
   const fs::path picture = folder / "dark.png";
   REQUIRE(test::runIbrr({"render", "cornell", "--view", "albedo", "--size", "32x32", "-o", reference.string()})
               .exitCode == 0);
-  display::Image image = display::readImage(reference);
+  Image image = readImage(reference);
   std::size_t darkenedLit = 0;
   for (int y = 0; y < image.height; ++y)
     for (int x = 0; x < 8; ++x)
@@ -249,7 +249,7 @@ TEST_CASE("ibrr diff counts the dark pixels, outside the direct light's shadows 
         image.at(x, y) *= 0.4f;
         ++darkenedLit;
       }
-  display::writeImage(image, darkened);
+  writeImage(image, darkened);
   const test::CommandResult result = test::runIbrr({"diff", darkened.string(), reference.string(), "--scene", "cornell",
                                                     "--dark-pixels", picture.string()});
   INFO(result.err);

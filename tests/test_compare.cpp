@@ -2,7 +2,7 @@
 // wrote, the same seed gives the same figures, and a browser shows its images and table.
 #include "app/methods.hpp"
 #include "compare/compare.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
@@ -93,9 +93,9 @@ TEST_CASE("compare: results.json has every method with finite figures and settin
     const nlohmann::json& camera = method["cameras"][0];
     CHECK(camera["camera"] == "cornell");
     // The recorded error is the error of the image the report holds.
-    const display::Image image = display::readImage(folder / "run1" / camera["image"].get<std::string>());
-    const display::Image reference =
-        display::readImage(folder / "run1" / first["references"][0]["image"].get<std::string>());
+    const Image image = readImage(folder / "run1" / camera["image"].get<std::string>());
+    const Image reference =
+        readImage(folder / "run1" / first["references"][0]["image"].get<std::string>());
     CHECK(image.width == 32);
     // Recomputed from the two images with the emitter mask ibrr diff --mask emitters uses.
     const double recomputed = metrics::compareImages(image, reference, emitterMask).relativeRmse;

@@ -108,9 +108,9 @@ TEST_CASE("a GLFW window gives OpenGL 4.5 core and renders the Cornell box like 
   CHECK(major * 10 + minor >= 45);
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const display::RenderSettings settings;
-  const display::Image image =
+  const Image image =
       display::findRenderMethod("albedo").render({scene, scene.camera(""), 64, 64, settings}).image;
-  const display::Image expected = test::rayCast(scene, scene.camera(""), 64, 64, test::CastProperty::Albedo);
+  const Image expected = test::rayCast(scene, scene.camera(""), 64, 64, test::CastProperty::Albedo);
   const test::ImageComparison comparison =
       test::compareImages(image, expected, 1e-3f, 0.03, test::outputDir("window_albedo"), "window_albedo");
   INFO(comparison.report);

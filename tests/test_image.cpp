@@ -1,5 +1,5 @@
 // Image files: exact linear round trips, the documented tone curves, and atomic writes.
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "test_support.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -18,8 +18,8 @@ using Catch::Contains;
 namespace fs = std::filesystem;
 
 namespace {
-display::Image gradient(int width, int height) {
-  display::Image image(width, height);
+Image gradient(int width, int height) {
+  Image image(width, height);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
       image.at(x, y) = glm::vec3(float(x) * 0.37f, float(y) * 17.0f, -1e-3f * float(x + y));
@@ -29,10 +29,10 @@ display::Image gradient(int width, int height) {
 
 TEST_CASE("EXR and PFM keep linear values exactly, row 0 at the top", "[image]") {
   const fs::path folder = test::outputDir("image_roundtrip");
-  const display::Image original = gradient(7, 5);
+  const Image original = gradient(7, 5);
   for (const char* name : {"a.exr", "a.pfm"}) {
-    display::writeImage(original, folder / name);
-    const display::Image loaded = display::readImage(folder / name);
+    writeImage(original, folder / name);
+    const Image loaded = readImage(folder / name);
     REQUIRE(loaded.width == 7);
     REQUIRE(loaded.height == 5);
     CHECK(loaded.pixels == original.pixels);
@@ -40,23 +40,23 @@ TEST_CASE("EXR and PFM keep linear values exactly, row 0 at the top", "[image]")
 }
 
 TEST_CASE("PNG output applies exposure and the sRGB or filmic curve", "[image]") {
-  display::ToneMapping srgb;
-  CHECK(display::toneMapChannel(0.0f, srgb) == 0);
-  CHECK(display::toneMapChannel(1.0f, srgb) == 255);
-  CHECK(display::toneMapChannel(17.0f, srgb) == 255);      // clamped
-  CHECK(display::toneMapChannel(0.5f, srgb) == 188);       // sRGB(0.5) = 0.7354
-  CHECK(display::toneMapChannel(0.0031308f, srgb) == 10);  // the linear segment: 12.92 · x · 255
-  display::ToneMapping stops{1.0f, display::ToneCurve::Srgb};
-  CHECK(display::toneMapChannel(0.25f, stops) == 188);  // 2^1 · 0.25 = 0.5
-  display::ToneMapping filmic{0.0f, display::ToneCurve::Filmic};
+  ToneMapping srgb;
+  CHECK(toneMapChannel(0.0f, srgb) == 0);
+  CHECK(toneMapChannel(1.0f, srgb) == 255);
+  CHECK(toneMapChannel(17.0f, srgb) == 255);      // clamped
+  CHECK(toneMapChannel(0.5f, srgb) == 188);       // sRGB(0.5) = 0.7354
+  CHECK(toneMapChannel(0.0031308f, srgb) == 10);  // the linear segment: 12.92 · x · 255
+  ToneMapping stops{1.0f, ToneCurve::Srgb};
+  CHECK(toneMapChannel(0.25f, stops) == 188);  // 2^1 · 0.25 = 0.5
+  ToneMapping filmic{0.0f, ToneCurve::Filmic};
   // ACES fit at x = 1: (2.51 + 0.03) / (2.43 + 0.59 + 0.14) = 0.8038 → sRGB 0.9091 → 232.
-  CHECK(display::toneMapChannel(1.0f, filmic) == 232);
-  CHECK(display::toneMapChannel(std::nanf(""), srgb) == 0);
+  CHECK(toneMapChannel(1.0f, filmic) == 232);
+  CHECK(toneMapChannel(std::nanf(""), srgb) == 0);
 
   const fs::path folder = test::outputDir("image_png");
-  display::Image image(3, 2, glm::vec3(0.5f));
+  Image image(3, 2, glm::vec3(0.5f));
   image.at(2, 1) = glm::vec3(1.0f, 0.0f, 0.0f);
-  display::writeImage(image, folder / "small.png");
+  writeImage(image, folder / "small.png");
   int width = 0, height = 0, channels = 0;
   unsigned char* pixels = stbi_load((folder / "small.png").c_str(), &width, &height, &channels, 3);
   REQUIRE(pixels);
@@ -81,18 +81,18 @@ TEST_CASE("a failed write leaves the existing file untouched and no temporary be
   CHECK(test::readText(target) == "previous content");
   CHECK(std::distance(fs::directory_iterator(folder), fs::directory_iterator()) == 1);
   // A successful write replaces it.
-  display::writeImage(gradient(2, 2), target);
-  CHECK(display::readImage(target).pixels == gradient(2, 2).pixels);
+  writeImage(gradient(2, 2), target);
+  CHECK(readImage(target).pixels == gradient(2, 2).pixels);
 }
 
 TEST_CASE("an image with a NaN or infinite pixel is refused, not written", "[image][errors]") {
   // A Keller image with NaN pixels was written and shown as black holes.
   const fs::path folder = test::outputDir("non_finite");
   for (const float bad : {std::nanf(""), std::numeric_limits<float>::infinity()}) {
-    display::Image image = gradient(4, 3);
+    Image image = gradient(4, 3);
     image.at(2, 1).g = bad;
     for (const char* name : {"out.exr", "out.png", "out.pfm"})
-      CHECK_THROWS_WITH(display::writeImage(image, folder / name), Contains(name) && Contains("1 pixels") &&
+      CHECK_THROWS_WITH(writeImage(image, folder / name), Contains(name) && Contains("1 pixels") &&
                                                                        Contains("not finite"));
   }
   CHECK(fs::is_empty(folder));
@@ -138,7 +138,7 @@ TEST_CASE("an image whose header claims gigabytes is refused before its pixels a
   // zeroed before the size was compared with the metadata's.
   const fs::path folder = test::outputDir("huge_header");
   const fs::path path = folder / "claims.exr";
-  display::writeImage(gradient(4, 3), path);
+  writeImage(gradient(4, 3), path);
   std::string bytes = test::readText(path);
   const std::string attribute = std::string("dataWindow") + '\0' + "box2i" + '\0';
   const std::size_t at = bytes.find(attribute);
@@ -146,20 +146,20 @@ TEST_CASE("an image whose header claims gigabytes is refused before its pixels a
   const std::int32_t hugeMaxX = 4915219;  // box2i: size (4 bytes), then min.x, min.y, max.x, max.y
   std::memcpy(&bytes[at + attribute.size() + 4 + 8], &hugeMaxX, sizeof hugeMaxX);
   test::writeText(path, bytes);
-  CHECK_THROWS_WITH(display::readImage(path), Contains("claims.exr") && Contains("4915220x3") && Contains("16384"));
+  CHECK_THROWS_WITH(readImage(path), Contains("claims.exr") && Contains("4915220x3") && Contains("16384"));
   const fs::path right = folder / "right.exr";  // claims.exr was read: this process may not write it again
-  display::writeImage(gradient(4, 3), right);
-  CHECK_THROWS_WITH(display::readImage(right, std::pair(5, 3)), Contains("right.exr") && Contains("expected 5x3"));
-  CHECK(display::readImage(right, std::pair(4, 3)).pixels == gradient(4, 3).pixels);
+  writeImage(gradient(4, 3), right);
+  CHECK_THROWS_WITH(readImage(right, std::pair(5, 3)), Contains("right.exr") && Contains("expected 5x3"));
+  CHECK(readImage(right, std::pair(4, 3)).pixels == gradient(4, 3).pixels);
 }
 
 TEST_CASE("bad image paths are refused before any work", "[image][errors]") {
   const fs::path folder = test::outputDir("bad_paths");
-  CHECK_THROWS_WITH(display::checkOutputPath(folder / "no_such_folder" / "out.png"),
+  CHECK_THROWS_WITH(checkOutputPath(folder / "no_such_folder" / "out.png"),
                     Contains("does not exist") && Contains("no_such_folder"));
-  CHECK_THROWS_WITH(display::checkOutputPath(folder / "out.jpg"), Contains("out.jpg") && Contains(".png"));
+  CHECK_THROWS_WITH(checkOutputPath(folder / "out.jpg"), Contains("out.jpg") && Contains(".png"));
   test::writeText(folder / "short.pfm", "PF\n4 4\n-1.0\n0000");
-  CHECK_THROWS_WITH(display::readImage(folder / "short.pfm"), Contains("short.pfm") && Contains("truncated"));
+  CHECK_THROWS_WITH(readImage(folder / "short.pfm"), Contains("short.pfm") && Contains("truncated"));
   test::writeText(folder / "bad.exr", "not an exr");
-  CHECK_THROWS_WITH(display::readImage(folder / "bad.exr"), Contains("bad.exr"));
+  CHECK_THROWS_WITH(readImage(folder / "bad.exr"), Contains("bad.exr"));
 }

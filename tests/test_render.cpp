@@ -14,7 +14,7 @@ namespace {
 const display::RenderSettings kNoSettings;
 
 // Mean of a rectangle of pixels (fractions of the image size).
-glm::vec3 meanOver(const display::Image& image, float x0, float x1, float y0, float y1) {
+glm::vec3 meanOver(const Image& image, float x0, float x1, float y0, float y1) {
   glm::vec3 sum(0.0f);
   int count = 0;
   for (int y = int(y0 * image.height); y < int(y1 * image.height); ++y)
@@ -29,7 +29,7 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const scene::Camera& camera = scene.camera("cornell");
   const int size = 128;
-  const display::Image image =
+  const Image image =
       display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings}).image;
   // Given the scene's geometry already on the GPU (as the viewer and ibrr compare share theirs), the method
   // uploads nothing and draws the same picture.
@@ -45,7 +45,7 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
   CHECK(glm::all(glm::epsilonEqual(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f), white, 1e-3f)));
   // The whole picture against the ray caster: pixels may differ only along silhouettes, where
   // rasterisation and ray casting may pick different triangles (≤ 3% of pixels).
-  const display::Image expected = test::rayCast(scene, camera, size, size, test::CastProperty::Albedo);
+  const Image expected = test::rayCast(scene, camera, size, size, test::CastProperty::Albedo);
   const test::ImageComparison comparison =
       test::compareImages(image, expected, 1e-3f, 0.03, test::outputDir("cornell_albedo"), "cornell_albedo");
   INFO(comparison.report);
@@ -55,7 +55,7 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
 TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][render]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  const display::Image image =
+  const Image image =
       display::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   int lightPixels = 0;
   for (const glm::vec3& pixel : image.pixels) {
@@ -66,7 +66,7 @@ TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][re
   // The light seen from below: a small trapezoid near the top (about 1.5% of the picture).
   CHECK(lightPixels > int(0.005 * image.pixels.size()));
   CHECK(lightPixels < int(0.03 * image.pixels.size()));
-  const display::Image expected = test::rayCast(scene, scene.camera(""), 96, 96, test::CastProperty::Emission);
+  const Image expected = test::rayCast(scene, scene.camera(""), 96, 96, test::CastProperty::Emission);
   // Only the light's outline may differ (its perimeter is ~60 of 9216 pixels).
   const test::ImageComparison comparison =
       test::compareImages(image, expected, 1e-3f, 0.01, test::outputDir("cornell_emission"), "cornell_emission");
@@ -77,7 +77,7 @@ TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][re
 TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards -x", "[gpu][render]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  const display::Image image =
+  const Image image =
       display::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   auto decoded = [](const glm::vec3& encoded) { return 2.0f * encoded - 1.0f; };
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.93f, 0.97f)), glm::vec3(0, 1, 0), 1e-3f)));

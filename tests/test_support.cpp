@@ -74,7 +74,7 @@ CommandResult runIbrr(const std::vector<std::string>& arguments, const std::vect
   return result;
 }
 
-ImageComparison compareImages(const display::Image& actual, const display::Image& expected, float absoluteTolerance,
+ImageComparison compareImages(const Image& actual, const Image& expected, float absoluteTolerance,
                               double allowedMismatch, const fs::path& folder, const std::string& name) {
   ImageComparison comparison;
   if (actual.width != expected.width || actual.height != expected.height) {
@@ -82,7 +82,7 @@ ImageComparison compareImages(const display::Image& actual, const display::Image
                         ", expected " + std::to_string(expected.width) + "x" + std::to_string(expected.height);
     return comparison;
   }
-  display::Image difference(actual.width, actual.height);
+  Image difference(actual.width, actual.height);
   std::size_t mismatches = 0;
   for (std::size_t i = 0; i < actual.pixels.size(); ++i) {
     const glm::vec3 delta = glm::abs(actual.pixels[i] - expected.pixels[i]);
@@ -98,9 +98,9 @@ ImageComparison compareImages(const display::Image& actual, const display::Image
          << "%)";
   if (!comparison.passed) {
     for (const char* extension : {".png", ".exr"}) {
-      display::writeImage(actual, folder / (name + "_actual" + extension));
-      display::writeImage(expected, folder / (name + "_expected" + extension));
-      display::writeImage(difference, folder / (name + "_difference" + extension));
+      writeImage(actual, folder / (name + "_actual" + extension));
+      writeImage(expected, folder / (name + "_expected" + extension));
+      writeImage(difference, folder / (name + "_difference" + extension));
     }
     report << "; wrote " << (folder / (name + "_{actual,expected,difference}.{png,exr}")).string();
   }
@@ -108,7 +108,7 @@ ImageComparison compareImages(const display::Image& actual, const display::Image
   return comparison;
 }
 
-display::Image rayCast(const scene::Scene& scene, const scene::Camera& camera, int width, int height,
+Image rayCast(const scene::Scene& scene, const scene::Camera& camera, int width, int height,
                        CastProperty property) {
   struct WorldTriangle {
     glm::vec3 a, b, c;
@@ -130,7 +130,7 @@ display::Image rayCast(const scene::Scene& scene, const scene::Camera& camera, i
   const glm::vec3 up = glm::cross(right, forward);
   const float tanHalf = std::tan(glm::radians(camera.verticalFovDegrees) * 0.5f);
   const float aspect = float(width) / float(height);
-  display::Image image(width, height);
+  Image image(width, height);
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
       // Pixel centre in normalised device coordinates; row 0 is the top.

@@ -1,6 +1,6 @@
 #pragma once
 // Shared helpers for the GPU and application tests.
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "gpu/context.hpp"
 #include "scene/scene.hpp"
 
@@ -55,14 +55,14 @@ struct ImageComparison {
   double mismatchFraction = 0.0;
   std::string report;
 };
-ImageComparison compareImages(const display::Image& actual, const display::Image& expected, float absoluteTolerance,
+ImageComparison compareImages(const Image& actual, const Image& expected, float absoluteTolerance,
                               double allowedMismatch, const std::filesystem::path& folder, const std::string& name);
 
 // A CPU ray caster for test expectations: the material property seen through each pixel centre
 // (first hit of a brute-force ray–triangle test over every triangle), black where nothing is hit.
 // Emission is one-sided: only where the ray meets the triangle's front face.
 enum class CastProperty { Albedo, Emission };
-display::Image rayCast(const scene::Scene& scene, const scene::Camera& camera, int width, int height,
+Image rayCast(const scene::Scene& scene, const scene::Camera& camera, int width, int height,
                        CastProperty property);
 
 }  // namespace ibrr::test

@@ -35,7 +35,7 @@ fs::path tinyCornellStore(const std::string& testName) {
 // Passes when every channel of every pixel is within `relative` of the expected value, relative
 // to the expected image's largest value (radiance near 0 has no meaningful relative error);
 // writes actual/expected/difference images on failure.
-void requireSameImage(const display::Image& actual, const display::Image& expected, float relative,
+void requireSameImage(const Image& actual, const Image& expected, float relative,
                       const fs::path& folder, const std::string& name) {
   float largest = 0.0f;
   for (const glm::vec3& p : expected.pixels) largest = std::max({largest, p.r, p.g, p.b});
@@ -269,8 +269,8 @@ void checkScriptedScreenshots(const std::string& path, bool offscreen) {
     INFO(rendered.err);
     REQUIRE(rendered.exitCode == 0);
     REQUIRE(fs::exists(folder / (expectation.name + ".png")));
-    requireSameImage(display::readImage(folder / (expectation.name + ".exr")),
-                     display::readImage(folder / (expectation.name + "_render.exr")), 1e-3f, folder,
+    requireSameImage(readImage(folder / (expectation.name + ".exr")),
+                     readImage(folder / (expectation.name + "_render.exr")), 1e-3f, folder,
                      runName + "_" + expectation.name);
   }
   // The window as shown (read back before the swap, or from the offscreen framebuffer): a PNG only.
@@ -287,7 +287,7 @@ void checkScriptedScreenshots(const std::string& path, bool offscreen) {
   REQUIRE(again.exitCode == 0);
   CHECK(fs::exists(folder / "front-1.png"));
   CHECK(fs::exists(folder / "front-1.exr"));
-  requireSameImage(display::readImage(folder / "front-1.exr"), display::readImage(folder / "front.exr"), 0.0f, folder,
+  requireSameImage(readImage(folder / "front-1.exr"), readImage(folder / "front.exr"), 0.0f, folder,
                    runName + "_front_again");
 }
 
@@ -355,18 +355,18 @@ TEST_CASE("ibrr view shows each --lightmap as a method, as ibrr render draws it"
                                                     "96x64", "-o", (folder / "lightmap_render.exr").string()});
   INFO(render.err);
   REQUIRE(render.exitCode == 0);
-  requireSameImage(display::readImage(folder / "lightmap.exr"), display::readImage(folder / "lightmap_render.exr"),
+  requireSameImage(readImage(folder / "lightmap.exr"), readImage(folder / "lightmap_render.exr"),
                    1e-3f, folder, "view_lightmap");
 }
 
 namespace {
 
 // A region of an 8-bit PNG as an image of values in [0, 1] (the display values, not radiance).
-display::Image pngRegion(const fs::path& path, int x0, int y0, int width, int height) {
+Image pngRegion(const fs::path& path, int x0, int y0, int width, int height) {
   int fileWidth = 0, fileHeight = 0, channels = 0;
   unsigned char* pixels = stbi_load(path.c_str(), &fileWidth, &fileHeight, &channels, 3);
   REQUIRE(pixels != nullptr);
-  display::Image region(width, height);
+  Image region(width, height);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
       for (int c = 0; c < 3; ++c)
@@ -450,13 +450,13 @@ TEST_CASE("ibrr view --matrix relights a moved light as ibrr render --matrix --m
     const test::CommandResult render = test::runIbrr(arguments);
     INFO(render.err);
     REQUIRE(render.exitCode == 0);
-    requireSameImage(display::readImage(folder / (std::string(name) + ".exr")),
-                     display::readImage(folder / (std::string(name) + "_render.exr")), 1e-3f, folder,
+    requireSameImage(readImage(folder / (std::string(name) + ".exr")),
+                     readImage(folder / (std::string(name) + "_render.exr")), 1e-3f, folder,
                      std::string("view_matrix_") + name);
   }
   // The move changed the picture (the light itself is above this view: its light on the walls moved).
-  const display::Image still = display::readImage(folder / "still.exr");
-  const display::Image moved = display::readImage(folder / "moved.exr");
+  const Image still = readImage(folder / "still.exr");
+  const Image moved = readImage(folder / "moved.exr");
   REQUIRE(still.pixels.size() == moved.pixels.size());
   double difference = 0.0, reference = 0.0;
   for (std::size_t i = 0; i < still.pixels.size(); ++i) {
@@ -530,7 +530,7 @@ TEST_CASE("ibrr view --offscreen shows a lightmap and IBRR without reading a tex
                                                         "96x64", "-o", (folder / "lightmap_render.exr").string()});
       INFO(render.err);
       REQUIRE(render.exitCode == 0);
-      requireSameImage(display::readImage(folder / "first.exr"), display::readImage(folder / "lightmap_render.exr"),
+      requireSameImage(readImage(folder / "first.exr"), readImage(folder / "lightmap_render.exr"),
                        1e-3f, folder, "view_readbacks");
     }
   }

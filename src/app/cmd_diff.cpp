@@ -5,7 +5,7 @@
 // the scene is known.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
@@ -40,7 +40,7 @@ std::pair<std::string, std::string> comparedScene(const DiffOptions& options) {
   return {sceneArgument, camera};
 }
 
-std::vector<std::uint8_t> buildMask(const DiffOptions& options, const display::Image& reference,
+std::vector<std::uint8_t> buildMask(const DiffOptions& options, const Image& reference,
                                     const scene::Scene* scene, const rays::EmbreeScene* embree,
                                     const std::string& camera) {
   if (options.mask.empty()) return {};
@@ -52,7 +52,7 @@ std::vector<std::uint8_t> buildMask(const DiffOptions& options, const display::I
     return rays::maskOutEmitters(*embree, scene->camera(camera), reference.width, reference.height);
   }
   // A mask image (.exr/.pfm): pixels whose value is not zero are compared.
-  const display::Image image = display::readImage(options.mask);
+  const Image image = readImage(options.mask);
   if (image.width != reference.width || image.height != reference.height)
     throw Error("mask " + options.mask + " is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
                 " but the images are " + std::to_string(reference.width) + "x" + std::to_string(reference.height));
@@ -62,10 +62,10 @@ std::vector<std::uint8_t> buildMask(const DiffOptions& options, const display::I
 }
 
 void runDiff(const DiffOptions& options) {
-  if (!options.output.empty()) display::checkOutputPath(options.output);
-  if (!options.darkOutput.empty()) display::checkOutputPath(options.darkOutput);
-  const display::Image test = display::readImage(options.test);
-  const display::Image reference = display::readImage(options.reference);
+  if (!options.output.empty()) checkOutputPath(options.output);
+  if (!options.darkOutput.empty()) checkOutputPath(options.darkOutput);
+  const Image test = readImage(options.test);
+  const Image reference = readImage(options.reference);
   const auto [sceneArgument, camera] = comparedScene(options);
   std::unique_ptr<scene::Scene> scene;
   std::unique_ptr<rays::EmbreeScene> embree;
@@ -75,8 +75,8 @@ void runDiff(const DiffOptions& options) {
   }
   const std::vector<std::uint8_t> mask = buildMask(options, reference, scene.get(), embree.get(), camera);
   // Every input is read and recorded now: no output may be one of them.
-  if (!options.output.empty()) display::checkOutputPath(options.output);
-  if (!options.darkOutput.empty()) display::checkOutputPath(options.darkOutput);
+  if (!options.output.empty()) checkOutputPath(options.output);
+  if (!options.darkOutput.empty()) checkOutputPath(options.darkOutput);
   const metrics::ErrorMetrics metrics = metrics::compareImages(test, reference, mask);
   std::printf("%s vs %s%s\n", options.test.c_str(), options.reference.c_str(),
               options.mask.empty() ? "" : (" (mask: " + options.mask + ")").c_str());
@@ -103,15 +103,15 @@ void runDiff(const DiffOptions& options) {
   std::string written;
   if (!options.output.empty()) {
     float scale = 0.0f;
-    const display::Image heat = metrics::errorHeatmap(test, reference, mask, options.scale, &scale);
-    display::stageImage(outputs, heat, options.output);
+    const Image heat = metrics::errorHeatmap(test, reference, mask, options.scale, &scale);
+    stageImage(outputs, heat, options.output);
     char line[512];
     std::snprintf(line, sizeof line, "wrote %s (turbo colour map: blue = 0, red = per-pixel relative error %.4g%s)\n",
                   options.output.c_str(), scale, options.scale > 0.0f ? "" : ", the 99th percentile");
     written += line;
   }
   if (!options.darkOutput.empty()) {
-    display::stageImage(outputs, metrics::darkPixelImage(test, reference, mask, shadow), options.darkOutput);
+    stageImage(outputs, metrics::darkPixelImage(test, reference, mask, shadow), options.darkOutput);
     written += "wrote " + options.darkOutput + " (A in grey; dark pixels in red, or blue inside the direct light's "
                "shadows)\n";
   }

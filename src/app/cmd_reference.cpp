@@ -5,7 +5,7 @@
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "cluster/distributed_reference.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/reference.hpp"
 #include "util/atomic_file.hpp"
@@ -41,7 +41,7 @@ struct OutputFiles {
 
 OutputFiles outputFiles(const std::filesystem::path& output) {
   // Any of .exr/.pfm/.png names the set; the others are written beside it.
-  (void)display::imageFormatFor(output);
+  (void)imageFormatFor(output);
   std::filesystem::path stem = output;
   stem.replace_extension();
   OutputFiles files;
@@ -67,7 +67,7 @@ void runReference(const ReferenceCommandOptions& options) {
   const OutputFiles files = outputFiles(options.output);
   const scene::Scene scene = loadSceneArgument(options.scene);
   // After the scene's files are read and recorded, so that none of them is an output.
-  for (const auto& path : {files.exr, files.pfm, files.png, files.variance}) display::checkOutputPath(path);
+  for (const auto& path : {files.exr, files.pfm, files.png, files.variance}) checkOutputPath(path);
   checkOutputFile(files.settings);
   const scene::Camera& camera = scene.camera(options.camera);
   const scene::ImageSize size = options.size.empty() ? scene.defaultImageSize : parseImageSize(options.size);
@@ -92,13 +92,13 @@ void runReference(const ReferenceCommandOptions& options) {
                                          : rays::renderReference(embree, reference);
   if (!cluster.isRoot()) return;  // rank 0 writes the image of every rank
 
-  display::ToneMapping tone;
+  ToneMapping tone;
   tone.exposureStops = options.exposure;
   OutputSet outputs;  // the five files are written all or none
-  display::stageImage(outputs, image.radiance, files.exr);
-  display::stageImage(outputs, image.radiance, files.pfm);
-  display::stageImage(outputs, image.radiance, files.png, tone);
-  display::stageImage(outputs, image.variance, files.variance);
+  stageImage(outputs, image.radiance, files.exr);
+  stageImage(outputs, image.radiance, files.pfm);
+  stageImage(outputs, image.radiance, files.png, tone);
+  stageImage(outputs, image.variance, files.variance);
   char fingerprint[32];
   std::snprintf(fingerprint, sizeof fingerprint, "%016llx", static_cast<unsigned long long>(scene.fingerprint()));
   char numbers[512];

@@ -5,7 +5,7 @@
 // and the picture draws the moved lights where they went.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
@@ -91,8 +91,8 @@ void refuseKellerFlags(const std::vector<const CLI::Option*>& kellerFlags, const
 void checkRenderArguments(const RenderOptions& options, const std::string& methodName,
                           const display::RenderMethod& method) {
   const bool relit = !options.matrix.empty();
-  display::checkOutputPath(options.output);
-  if (!options.holes.empty()) display::checkOutputPath(options.holes);
+  checkOutputPath(options.output);
+  if (!options.holes.empty()) checkOutputPath(options.holes);
   if (options.tone != "srgb" && options.tone != "filmic")
     throw Error("--tone '" + options.tone + "': choose srgb or filmic");
   if (options.reconstruct != "gpu" && options.reconstruct != "cpu")
@@ -122,7 +122,7 @@ display::RenderOutput renderSupersampled(const display::RenderMethod& method, co
                                          const display::RenderSettings& settings) {
   display::RenderOutput output = method.render({scene, camera, size.width * factor, size.height * factor, settings});
   if (factor == 1) return output;
-  output.image = display::downsample(output.image, factor);
+  output.image = downsample(output.image, factor);
   std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
   for (std::size_t i = 0; i < output.holes.size(); ++i)
     if (output.holes[i]) {
@@ -191,8 +191,8 @@ void runRender(const RenderOptions& options) {
                   "with --direct rays");
   }
   // Every input is read and recorded now: no output may be one of them.
-  display::checkOutputPath(options.output);
-  if (!options.holes.empty()) display::checkOutputPath(options.holes);
+  checkOutputPath(options.output);
+  if (!options.holes.empty()) checkOutputPath(options.holes);
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
   lightmap::PatchList lightmapPatches;
@@ -223,18 +223,18 @@ void runRender(const RenderOptions& options) {
   const Stopwatch stopwatch;
   display::RenderOutput output = renderSupersampled(method, shown, camera, size, options.supersample, settings);
   const double seconds = stopwatch.seconds();
-  display::ToneMapping tone;
+  ToneMapping tone;
   tone.exposureStops = options.exposure;
-  tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+  tone.curve = options.tone == "filmic" ? ToneCurve::Filmic : ToneCurve::Srgb;
   OutputSet outputs;  // the picture and its holes image are written both or neither
-  display::stageImage(outputs, output.image, options.output, tone);
+  stageImage(outputs, output.image, options.output, tone);
   if (!options.holes.empty()) {
     // Holes in red over the dimmed radiance, so they can be found in the picture.
-    display::Image holes = output.image;
+    Image holes = output.image;
     for (std::size_t i = 0; i < holes.pixels.size(); ++i)
       holes.pixels[i] =
           (!output.holes.empty() && output.holes[i]) ? glm::vec3(1.0f, 0.0f, 0.0f) : 0.25f * holes.pixels[i];
-    display::stageImage(outputs, holes, options.holes, tone);
+    stageImage(outputs, holes, options.holes, tone);
   }
   outputs.commit();
   std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,

@@ -4,7 +4,7 @@
 // --offscreen; a form-factor matrix relit in the window as the arrow keys move its light (--matrix).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/store_file.hpp"
 #include "lightmap/lightmap_file.hpp"
@@ -89,7 +89,7 @@ void runView(const ViewOptions& options) {
   settings.reconstruction.filterRadius = options.filterRadius;
   settings.reconstruct = options.reconstruct;
   settings.tone.exposureStops = options.exposure;
-  settings.tone.curve = options.tone == "filmic" ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+  settings.tone.curve = options.tone == "filmic" ? ToneCurve::Filmic : ToneCurve::Srgb;
   if (!options.size.empty()) {
     const scene::ImageSize size = parseImageSize(options.size);
     settings.width = size.width;
@@ -157,7 +157,7 @@ void runView(const ViewOptions& options) {
   if (options.lightStep < 0.0f) throw Error("--light-step must be > 0 scene units (0: 2% of the scene's diagonal)");
   settings.lightStep = options.lightStep;
   if (!options.reference.empty()) {
-    settings.reference = display::readImage(options.reference);
+    settings.reference = readImage(options.reference);
     settings.referenceName = fs::path(options.reference).filename().string();
     settings.referenceCamera = referenceCamera(options.reference);
   }

@@ -7,7 +7,7 @@ namespace {
 
 // Every rank's copy of `image` added pixel by pixel into each rank's: exact, since each pixel is non-zero on
 // one rank only.
-void addImagesOfEveryRank(Cluster& cluster, display::Image& image) {
+void addImagesOfEveryRank(Cluster& cluster, Image& image) {
   std::vector<double> values;
   values.reserve(image.pixels.size() * 3);
   for (const glm::vec3& p : image.pixels) values.insert(values.end(), {p.r, p.g, p.b});

@@ -28,7 +28,7 @@ Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embr
   reference.camera = camera.name;
   if (!options.references.empty()) {
     const std::filesystem::path& file = options.references[index];
-    reference.image = display::readImage(file);
+    reference.image = readImage(file);
     if (reference.image.width != options.width || reference.image.height != options.height)
       throw Error("--reference " + file.string() + " is " + std::to_string(reference.image.width) + "x" +
                   std::to_string(reference.image.height) + " but the report is " + std::to_string(options.width) + "x" +
@@ -57,13 +57,13 @@ Reference makeReference(const scene::Scene& scene, const rays::EmbreeScene& embr
 
 }  // namespace
 
-ImageError MethodContext::measure(std::size_t camera, const display::Image& image) const {
+ImageError MethodContext::measure(std::size_t camera, const Image& image) const {
   const Reference& reference = references[camera];
   const metrics::ErrorMetrics m = metrics::compareImages(image, reference.image, reference.mask);
   return {m.relativeRmse, m.relMse, m.energyRatio};
 }
 
-double MethodContext::meanError(const std::function<display::Image(std::size_t)>& render) const {
+double MethodContext::meanError(const std::function<Image(std::size_t)>& render) const {
   double sum = 0.0;
   for (std::size_t c = 0; c < cameras.size(); ++c) sum += measure(c, render(c)).relativeRmse;
   return sum / double(cameras.size());

@@ -6,7 +6,7 @@
 //
 // The methods are the callers' (the `ibrr` method table, app/methods.hpp: each method's runner is defined
 // in its own file); this library runs them, measures and records.
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
 
@@ -48,7 +48,7 @@ struct ImageError {
 
 struct CameraResult {
   std::string camera;
-  display::Image image;  // linear radiance
+  Image image;  // linear radiance
   ImageError error;
   double displayMilliseconds = 0.0;  // one frame at the report size, after a warm-up frame
   std::uint64_t holePixels = 0;      // covered pixels the method had no value for (IBRR: no layer)
@@ -77,7 +77,7 @@ struct MethodResult {
 
 struct Reference {
   std::string camera;
-  display::Image image;
+  Image image;
   std::vector<std::uint8_t> mask;  // 1 = compared (not an emitter)
   std::uint32_t spp = 0;
   double seconds = 0.0;
@@ -103,9 +103,9 @@ struct MethodContext {
   std::span<const Reference> references;
   const CompareOptions& options;
   const gpu::SceneRenderer* geometry = nullptr;  // the scene on the GPU, shared by every render
-  ImageError measure(std::size_t camera, const display::Image& image) const;
+  ImageError measure(std::size_t camera, const Image& image) const;
   // Mean relRMSE over the cameras of images rendered by `render(camera index)`.
-  double meanError(const std::function<display::Image(std::size_t)>& render) const;
+  double meanError(const std::function<Image(std::size_t)>& render) const;
 };
 
 // One entry of a comparison: `--methods NAME`, what it runs, and its run (the report's row; method

@@ -6,7 +6,7 @@ namespace ibrr::compare {
 namespace {
 
 struct RenderedView {
-  display::Image image;
+  Image image;
   double displaySeconds = 0.0;
   std::uint64_t holes = 0;
   std::uint64_t covered = 0;
@@ -19,7 +19,7 @@ RenderedView renderView(const MethodContext& context, std::size_t camera, const 
       {context.scene, context.cameras[camera], options.width * kSupersample, options.height * kSupersample, settings,
        context.geometry});
   RenderedView view;
-  view.image = display::downsample(output.image, kSupersample);
+  view.image = downsample(output.image, kSupersample);
   view.displaySeconds = output.reconstructionSeconds;
   view.holes = output.holePixels;
   view.covered = output.coveredPixels;
@@ -28,7 +28,7 @@ RenderedView renderView(const MethodContext& context, std::size_t camera, const 
 
 }  // namespace
 
-display::Image renderReportImage(const MethodContext& context, std::size_t camera, const display::RenderMethod& method,
+Image renderReportImage(const MethodContext& context, std::size_t camera, const display::RenderMethod& method,
                                  const display::RenderSettings& settings) {
   return renderView(context, camera, method, settings).image;
 }

@@ -15,7 +15,7 @@ namespace ibrr::compare {
 inline constexpr int kSupersample = 2;
 
 // One camera's frame of `method` at the report size, as linear radiance (supersampled and filtered).
-display::Image renderReportImage(const MethodContext& context, std::size_t camera, const display::RenderMethod& method,
+Image renderReportImage(const MethodContext& context, std::size_t camera, const display::RenderMethod& method,
                                  const display::RenderSettings& settings);
 
 // Camera `camera`'s render, its error and its display time: the second of two renders (the first compiles

@@ -1,6 +1,6 @@
 #include "compare/report.hpp"
 
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "util/error.hpp"
 #include "util/input_file.hpp"
@@ -71,8 +71,8 @@ std::vector<float> writeImages(const CompareResults& results, const fs::path& im
   std::vector<float> scales;
   for (std::size_t c = 0; c < results.references.size(); ++c) {
     const Reference& reference = results.references[c];
-    display::writeImage(reference.image, imageFolder / ("reference_" + slug(reference.camera) + ".png"));
-    display::writeImage(reference.image, imageFolder / ("reference_" + slug(reference.camera) + ".exr"));
+    writeImage(reference.image, imageFolder / ("reference_" + slug(reference.camera) + ".png"));
+    writeImage(reference.image, imageFolder / ("reference_" + slug(reference.camera) + ".exr"));
     float scale = 0.0f;
     for (const MethodResult& method : results.methods) {
       float used = 0.0f;
@@ -83,9 +83,9 @@ std::vector<float> writeImages(const CompareResults& results, const fs::path& im
     for (const MethodResult& method : results.methods) {
       const CameraResult& camera = method.cameras[c];
       const std::string name = imageName(method.method, camera.camera);
-      display::writeImage(camera.image, imageFolder / (name + ".png"));
-      display::writeImage(camera.image, imageFolder / (name + ".exr"));
-      display::writeImage(metrics::errorHeatmap(camera.image, reference.image, reference.mask, scales.back()),
+      writeImage(camera.image, imageFolder / (name + ".png"));
+      writeImage(camera.image, imageFolder / (name + ".exr"));
+      writeImage(metrics::errorHeatmap(camera.image, reference.image, reference.mask, scales.back()),
                           imageFolder / (name + "_error.png"));
     }
   }

@@ -6,7 +6,7 @@
 // and for machines without GL compute). Pixels with no matching layer are holes: counted, shown
 // with their emission only, and returned as a mask.
 #include "display/gbuffer.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "gpu/resources.hpp"
 #include "ibrr/ldc.hpp"
 

@@ -6,7 +6,7 @@
 // pixel (their only differences: IBRR's store sampling and filtering).
 #include "bake/bake.hpp"
 #include "display/gbuffer.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 
 namespace ibrr::display {
 

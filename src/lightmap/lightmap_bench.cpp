@@ -1,6 +1,6 @@
 #include "lightmap/lightmap_bench.hpp"
 
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "gpu/context.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_file.hpp"
@@ -47,7 +47,7 @@ double relativeRms(const std::vector<glm::vec3>& a, const std::vector<glm::vec3>
 // The Cornell atlas's charts in false colour (a hash per chart), padding black, 2× enlarged, top row first.
 void writeChartPicture(const LightmapAtlas& atlas, const PatchList& patches, const std::filesystem::path& file) {
   const int scale = 2;
-  display::Image picture(atlas.width * scale, atlas.height * scale);
+  Image picture(atlas.width * scale, atlas.height * scale);
   for (int y = 0; y < picture.height; ++y)
     for (int x = 0; x < picture.width; ++x) {
       const std::size_t i = std::size_t(atlas.height - 1 - y / scale) * atlas.width + x / scale;
@@ -57,7 +57,7 @@ void writeChartPicture(const LightmapAtlas& atlas, const PatchList& patches, con
           glm::vec3(0.25f) +
           0.75f * glm::vec3(float(hash & 255), float((hash >> 8) & 255), float((hash >> 16) & 255)) / 255.0f;
     }
-  display::writeImage(picture, file);
+  writeImage(picture, file);
 }
 
 // One scene's atlas at one target size: a row of the docs' atlas table and its chart statistics.

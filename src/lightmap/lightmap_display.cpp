@@ -256,7 +256,7 @@ LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, i
   drawView(viewProjection, target);
   const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(target.texture(), width, height);
   View view;
-  view.radiance = display::Image(width, height);
+  view.radiance = Image(width, height);
   view.covered.resize(texels.size());
   for (std::size_t i = 0; i < texels.size(); ++i) {
     view.radiance.pixels[i] = glm::vec3(texels[i]);

@@ -6,7 +6,7 @@
 // pixel's emission: L(pixel) = L_e(pixel) + ρ(pixel)·H. On a surface of uniform albedo that is
 // the lightmap's L itself; on a textured one the texture's detail and emitters smaller than a texel
 // survive any lightmap density (the seed paper's texture-space patches multiply the same way).
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_mesh.hpp"
@@ -78,7 +78,7 @@ public:
 
   // Renders one view into an image (row 0 at the top; uncovered pixels 0) and its coverage: drawView and a readback.
   struct View {
-    display::Image radiance;
+    Image radiance;
     std::vector<std::uint8_t> covered;
   };
   [[nodiscard]] View render(const glm::mat4& viewProjection, int width, int height) const;

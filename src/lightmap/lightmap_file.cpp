@@ -1,6 +1,6 @@
 #include "lightmap/lightmap_file.hpp"
 
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "ibrr/checksum.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
@@ -98,9 +98,9 @@ void stageLightmap(OutputSet& outputs, const fs::path& path, const Lightmap& lig
       {"radiance", imagePath.filename().string()},
       {"radianceChecksum", hex64(radianceChecksum(lightmap.radiance))},
   };
-  display::Image image(lightmap.width, lightmap.height);
+  Image image(lightmap.width, lightmap.height);
   image.pixels = lightmap.radiance;       // image row y = atlas texel row y
-  display::stageImage(outputs, image, imagePath);
+  stageImage(outputs, image, imagePath);
   outputs.stage(path, [&](const fs::path& temporary) {
     std::ofstream out(temporary);
     out << metadata.dump(2) << '\n';
@@ -176,9 +176,9 @@ Lightmap loadLightmap(const fs::path& path, const scene::Scene& scene, LightmapA
   if (!fs::is_regular_file(imagePath, ec))
     throw Error(path.string() + ": its radiance image " + imagePath.string() +
                 " is missing; keep the .lightmap and its .exr together, or bake again");
-  display::Image image;
+  Image image;
   try {
-    image = display::readImage(imagePath, std::pair(lightmap.width, lightmap.height));
+    image = readImage(imagePath, std::pair(lightmap.width, lightmap.height));
   } catch (const Error& error) {
     throw Error(path.string() + ": its radiance image cannot be read (" + error.what() + "); bake again");
   }

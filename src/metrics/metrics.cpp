@@ -13,7 +13,7 @@ namespace {
 
 constexpr double kRelMseEpsilon = 0.01;  // keeps relMSE finite where the reference is black
 
-void checkInputs(const display::Image& test, const display::Image& reference, std::span<const std::uint8_t> mask) {
+void checkInputs(const Image& test, const Image& reference, std::span<const std::uint8_t> mask) {
   if (test.width != reference.width || test.height != reference.height)
     throw Error("the images differ in size (" + std::to_string(test.width) + "x" + std::to_string(test.height) +
                 " vs " + std::to_string(reference.width) + "x" + std::to_string(reference.height) +
@@ -29,7 +29,7 @@ float srgbToLinear(float c) {
 
 }  // namespace
 
-DarkPixels countDarkPixels(const display::Image& test, const display::Image& reference,
+DarkPixels countDarkPixels(const Image& test, const Image& reference,
                            std::span<const std::uint8_t> mask, float fraction) {
   checkInputs(test, reference, mask);
   const glm::vec3 luminance(0.2126f, 0.7152f, 0.0722f);
@@ -44,7 +44,7 @@ DarkPixels countDarkPixels(const display::Image& test, const display::Image& ref
   return count;
 }
 
-display::Image darkPixelImage(const display::Image& test, const display::Image& reference,
+Image darkPixelImage(const Image& test, const Image& reference,
                               std::span<const std::uint8_t> mask, std::span<const std::uint8_t> shadow, float fraction) {
   checkInputs(test, reference, mask);
   if (!shadow.empty() && shadow.size() != reference.pixels.size())
@@ -58,7 +58,7 @@ display::Image darkPixelImage(const display::Image& test, const display::Image& 
   const std::size_t at = std::min(sorted.size() - 1, std::size_t(0.99 * double(sorted.size())));
   std::nth_element(sorted.begin(), sorted.begin() + std::ptrdiff_t(at), sorted.end());
   const float white = std::max(2.0f * sorted[at], 1e-30f);
-  display::Image image;
+  Image image;
   image.width = test.width;
   image.height = test.height;
   image.pixels.resize(test.pixels.size());
@@ -89,7 +89,7 @@ std::vector<std::uint8_t> intersectMasks(std::span<const std::uint8_t> a, std::s
   return both;
 }
 
-ErrorMetrics compareImages(const display::Image& test, const display::Image& reference,
+ErrorMetrics compareImages(const Image& test, const Image& reference,
                            std::span<const std::uint8_t> mask) {
   checkInputs(test, reference, mask);
   double squaredError = 0.0, squaredReference = 0.0, relative = 0.0;
@@ -151,7 +151,7 @@ glm::vec3 turboColor(float t) {
                     glm::vec3(0.0f), glm::vec3(1.0f));
 }
 
-display::Image errorHeatmap(const display::Image& test, const display::Image& reference,
+Image errorHeatmap(const Image& test, const Image& reference,
                             std::span<const std::uint8_t> mask, float scale, float* usedScale) {
   checkInputs(test, reference, mask);
   std::vector<float> errors(reference.pixels.size(), 0.0f);
@@ -169,7 +169,7 @@ display::Image errorHeatmap(const display::Image& test, const display::Image& re
     if (!(scale > 0.0f)) scale = 1.0f;
   }
   if (usedScale) *usedScale = scale;
-  display::Image heat(reference.width, reference.height);
+  Image heat(reference.width, reference.height);
   const glm::vec3 grey(srgbToLinear(0.25f));
   for (std::size_t i = 0; i < errors.size(); ++i) {
     if (!mask.empty() && mask[i] == 0) {

@@ -4,7 +4,7 @@
 //   relative RMSE  sqrt(Σ(x−y)²) / sqrt(Σy²)          over all channels of the kept pixels;
 //   relMSE         mean((x−y)² / (y² + 0.01))          per channel value, then averaged;
 //   energy ratio   Σx / Σy                             per channel (1 = same total light).
-#include "display/image.hpp"
+#include "util/image.hpp"
 
 #include <glm/glm.hpp>
 
@@ -24,7 +24,7 @@ struct ErrorMetrics {
 
 // `mask`: empty = every pixel, else one byte per pixel (row 0 at the top), nonzero = compare.
 // Throws ibrr::Error when the sizes differ or the mask keeps no pixel.
-ErrorMetrics compareImages(const display::Image& test, const display::Image& reference,
+ErrorMetrics compareImages(const Image& test, const Image& reference,
                            std::span<const std::uint8_t> mask = {});
 
 // Dark pixels (the "dark seams" of texel lightmaps: texels that sample inside walls, unfilled
@@ -35,12 +35,12 @@ struct DarkPixels {
   std::size_t compared = 0;
   [[nodiscard]] double fraction() const { return compared ? double(dark) / double(compared) : 0.0; }
 };
-DarkPixels countDarkPixels(const display::Image& test, const display::Image& reference,
+DarkPixels countDarkPixels(const Image& test, const Image& reference,
                            std::span<const std::uint8_t> mask = {}, float fraction = 0.5f);
 // A picture of countDarkPixels(): the test image in grey (its luminance over twice its 99th
 // percentile), dark pixels outside shadows in red, dark pixels in `shadow` (one byte per pixel,
 // nonzero = in shadow; may be empty) in blue, pixels the mask leaves out black. Linear values.
-display::Image darkPixelImage(const display::Image& test, const display::Image& reference,
+Image darkPixelImage(const Image& test, const Image& reference,
                               std::span<const std::uint8_t> mask, std::span<const std::uint8_t> shadow,
                               float fraction = 0.5f);
 // Pixels marked in both masks (empty = all).
@@ -53,7 +53,7 @@ std::string formatMetrics(const ErrorMetrics& metrics);
 // root of the pixel's relMSE), through the "turbo" colour map from 0 (dark blue) to `scale` (dark
 // red); `scale` ≤ 0 picks the 99th percentile of e. Masked pixels are grey. The values are linear,
 // so writeImage(..png) shows the map's own colours.
-display::Image errorHeatmap(const display::Image& test, const display::Image& reference,
+Image errorHeatmap(const Image& test, const Image& reference,
                             std::span<const std::uint8_t> mask = {}, float scale = 0.0f,
                             float* usedScale = nullptr);
 

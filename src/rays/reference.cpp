@@ -342,8 +342,8 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
   result.spp = done;
   result.seconds = elapsed();
   result.rayCount = rays.load();
-  result.radiance = display::Image(width, height);
-  result.variance = display::Image(width, height);
+  result.radiance = Image(width, height);
+  result.variance = Image(width, height);
   const PixelSums sums{sum, sumBatchMeanSquares, sumSampleSquares};
   fillImages(sums, done, batch, result);
   if (options.showProgress) {

@@ -13,7 +13,7 @@
 // the spread of the batch means gives every pixel an honest estimate of the variance of its value
 // (randomised quasi-Monte Carlo), so two renders can be compared against their error bars, and the
 // error falls as 1/sqrt(spp).
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/light_set.hpp"
 #include "rays/sampler.hpp"
@@ -44,8 +44,8 @@ struct ReferenceOptions {
 };
 
 struct ReferenceImage {
-  display::Image radiance;  // mean pixel radiance, linear, scene units
-  display::Image variance;  // per pixel and channel: estimated variance of that mean (s²/n)
+  Image radiance;  // mean pixel radiance, linear, scene units
+  Image variance;  // per pixel and channel: estimated variance of that mean (s²/n)
   std::uint32_t spp = 0;    // samples per pixel actually taken
   double seconds = 0.0;
   std::uint64_t rayCount = 0;  // closest-hit and shadow rays

@@ -23,13 +23,13 @@ std::filesystem::path unusedScreenshotStem(const std::filesystem::path& folder, 
   }
 }
 
-SavedScreenshot saveScreenshot(const display::Image& image, const std::filesystem::path& folder,
-                               const std::string& base, const display::ToneMapping& tone) {
+SavedScreenshot saveScreenshot(const Image& image, const std::filesystem::path& folder,
+                               const std::string& base, const ToneMapping& tone) {
   const std::filesystem::path stem = unusedScreenshotStem(folder, base);
   SavedScreenshot saved{stem.string() + ".png", stem.string() + ".exr"};
   OutputSet outputs;  // the linear EXR and the PNG are written both or neither
-  display::stageImage(outputs, image, saved.exr);
-  display::stageImage(outputs, image, saved.png, tone);
+  stageImage(outputs, image, saved.exr);
+  stageImage(outputs, image, saved.png, tone);
   outputs.commit();
   return saved;
 }

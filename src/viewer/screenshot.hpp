@@ -1,8 +1,8 @@
 #pragma once
 // Screenshots of the viewer: the current view's linear radiance as EXR (for measurement) and as a
 // tone-mapped PNG (for people), under one file stem that neither file has yet. Files are written
-// under a temporary name and renamed (display::writeImage), so a failure leaves nothing behind.
-#include "display/image.hpp"
+// under a temporary name and renamed (writeImage), so a failure leaves nothing behind.
+#include "util/image.hpp"
 
 #include <filesystem>
 #include <string>
@@ -21,7 +21,7 @@ std::string timestampedScreenshotName();
 // STEM.exr exists, so that no screenshot ever replaces an earlier file.
 std::filesystem::path unusedScreenshotStem(const std::filesystem::path& folder, const std::string& base);
 
-SavedScreenshot saveScreenshot(const display::Image& image, const std::filesystem::path& folder,
-                               const std::string& base, const display::ToneMapping& tone);
+SavedScreenshot saveScreenshot(const Image& image, const std::filesystem::path& folder,
+                               const std::string& base, const ToneMapping& tone);
 
 }  // namespace ibrr::viewer

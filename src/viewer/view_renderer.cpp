@@ -85,7 +85,7 @@ const DisplayMode& findDisplayMode(const std::vector<DisplayMode>& modes, const 
 }
 
 ViewRenderer::ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* store,
-                           const display::RenderSettings& tableSettings, const display::Image* reference)
+                           const display::RenderSettings& tableSettings, const Image* reference)
     : m_scene(scene), m_store(store), m_tableSettings(tableSettings), m_reference(reference), m_sceneRenderer(scene) {
   m_tableSettings.store = store;
   if (store) m_reconstructor.emplace(*store);
@@ -98,7 +98,7 @@ void ViewRenderer::ensureGBuffer(int width, int height) {
   }
 }
 
-void ViewRenderer::upload(display::Image image) {
+void ViewRenderer::upload(Image image) {
   if (m_uploaded.width() != image.width || m_uploaded.height() != image.height)
     m_uploaded = gpu::Texture(GL_RGBA32F, image.width, image.height);
   // GL's row 0 is the bottom one; images are top-first.
@@ -230,11 +230,11 @@ GLuint ViewRenderer::texture() const {
   return 0;
 }
 
-display::Image ViewRenderer::image() const {
+Image ViewRenderer::image() const {
   if (m_source == Source::Uploaded) return m_uploadedImage;
   // The same readback `ibrr render` does (GpuReconstructor::reconstruct, GBuffer::read).
   const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(texture(), m_width, m_height);
-  display::Image image(m_width, m_height);
+  Image image(m_width, m_height);
   for (std::size_t i = 0; i < texels.size(); ++i) image.pixels[i] = glm::vec3(texels[i]);
   return image;
 }
@@ -246,7 +246,7 @@ Presenter::Presenter()
       m_vertexArray(gpu::VertexArray::create()) {}
 
 void Presenter::draw(GLuint target, GLuint texture, int textureWidth, int textureHeight, int windowWidth,
-                     int windowHeight, const display::ToneMapping& tone) {
+                     int windowHeight, const ToneMapping& tone) {
   gpu::DebugGroup group("present");
   glBindFramebuffer(GL_FRAMEBUFFER, target);
   glViewport(0, 0, windowWidth, windowHeight);
@@ -266,7 +266,7 @@ void Presenter::draw(GLuint target, GLuint texture, int textureWidth, int textur
   glProgramUniform2f(program, kUniformViewportOrigin, float(x), float(y));
   glProgramUniform2f(program, kUniformViewportSize, float(width), float(height));
   glProgramUniform1f(program, kUniformExposureScale, std::exp2(tone.exposureStops));
-  glProgramUniform1i(program, kUniformCurve, tone.curve == display::ToneCurve::Filmic ? 1 : 0);
+  glProgramUniform1i(program, kUniformCurve, tone.curve == ToneCurve::Filmic ? 1 : 0);
   m_program.use();
   glBindTextureUnit(IBRR_T_PRESENT_RADIANCE, texture);
   glBindVertexArray(m_vertexArray.id());

@@ -8,7 +8,7 @@
 // view) is called as it is, re-rendered only when the view changes, and shown as slow as it is.
 #include "display/gbuffer.hpp"
 #include "display/ibrr_reconstruction.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -71,7 +71,7 @@ public:
   // store may be null (no "ibrr"/"error" modes then); reference may be null. tableSettings are
   // passed to the table's methods (Keller's light paths, IBRR's store).
   ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* store, const display::RenderSettings& tableSettings,
-               const display::Image* reference);
+               const Image* reference);
 
   // Renders the view of `camera` at width × height (ignored by "error", which uses the
   // reference's size) into texture().
@@ -85,7 +85,7 @@ public:
   [[nodiscard]] int width() const { return m_width; }
   [[nodiscard]] int height() const { return m_height; }
   // The last frame read back as an image (row 0 at the top): what a screenshot saves.
-  [[nodiscard]] display::Image image() const;
+  [[nodiscard]] Image image() const;
   // Bytes of the store in GPU buffers (0 without a store).
   [[nodiscard]] std::size_t uploadedStoreBytes() const;
   // Forgets the cached image of a table method: the next render re-runs it (after a relight
@@ -99,20 +99,20 @@ public:
 private:
   enum class Source { Reconstruction, GBuffer, Uploaded, LightmapView };
   void ensureGBuffer(int width, int height);
-  void upload(display::Image image);
+  void upload(Image image);
   // Draws a lightmap mode into m_lightmapView when the view changed; returns false when it was kept.
   bool drawLightmap(const scene::Camera& camera, int width, int height, const DisplayMode& mode);
 
   const scene::Scene& m_scene;
   const LayeredDepthCube* m_store;
   display::RenderSettings m_tableSettings;
-  const display::Image* m_reference;
+  const Image* m_reference;
   gpu::SceneRenderer m_sceneRenderer;
   std::optional<display::GBuffer> m_gbuffer;
   std::optional<display::GpuReconstructor> m_reconstructor;
   Source m_source = Source::Uploaded;
   display::GBufferChannel m_channel = display::GBufferChannel::Albedo;
-  display::Image m_uploadedImage;
+  Image m_uploadedImage;
   gpu::Texture m_uploaded;
   int m_width = 0;
   int m_height = 0;
@@ -133,7 +133,7 @@ public:
   Presenter();
   // Draws into `target` (0: the window's framebuffer), windowWidth × windowHeight pixels.
   void draw(GLuint target, GLuint texture, int textureWidth, int textureHeight, int windowWidth, int windowHeight,
-            const display::ToneMapping& tone);
+            const ToneMapping& tone);
 
 private:
   gpu::Program m_program;

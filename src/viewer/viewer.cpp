@@ -448,14 +448,14 @@ private:
     const std::vector<std::uint8_t> pixels = readSurfacePixels(*m_surface, width, height);
     if (pixels.empty()) return;
     const std::filesystem::path png = unusedScreenshotStem(m_settings.screenshotFolder, base).string() + ".png";
-    display::writeDisplayPng(pixels, width, height, png);
+    writeDisplayPng(pixels, width, height, png);
     m_lastSaved = png.filename().string();
     std::printf("saved %s (%dx%d, the window with its overlay)\n", png.string().c_str(), width, height);
     std::fflush(stdout);
   }
 
   void saveView(const std::string& base) {
-    display::ToneMapping tone = m_settings.tone;
+    ToneMapping tone = m_settings.tone;
     if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};  // the colour map as it is
     const SavedScreenshot saved = saveScreenshot(m_renderer->image(), m_settings.screenshotFolder, base, tone);
     m_lastSaved = saved.png.filename().string();
@@ -564,7 +564,7 @@ private:
 
   // Presents the view, draws the overlay and saves the pictures asked for; true when the File menu quit.
   bool presentAndOverlay(int frame, int windowWidth, int windowHeight) {
-    display::ToneMapping tone = m_settings.tone;
+    ToneMapping tone = m_settings.tone;
     if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};
     m_presenter.draw(m_surface->framebuffer(), m_renderer->texture(), m_renderer->width(), m_renderer->height(),
                      windowWidth, windowHeight, tone);
@@ -639,10 +639,10 @@ private:
     ImGui::Text("camera %s: eye (%.4g, %.4g, %.4g)", camera.name.c_str(), camera.eye.x, camera.eye.y, camera.eye.z);
     ImGui::Text("speed %.3g units/s (wheel; Shift ×%.0f)", m_walker.speed(), FirstPersonCamera::kRunFactor);
     ImGui::SliderFloat("exposure (+/-)", &m_settings.tone.exposureStops, -10.0f, 10.0f, "%.1f stops");
-    int curve = m_settings.tone.curve == display::ToneCurve::Filmic ? 1 : 0;
+    int curve = m_settings.tone.curve == ToneCurve::Filmic ? 1 : 0;
     const char* curves[] = {"srgb", "filmic"};
     if (ImGui::Combo("tone", &curve, curves, 2))
-      m_settings.tone.curve = curve ? display::ToneCurve::Filmic : display::ToneCurve::Srgb;
+      m_settings.tone.curve = curve ? ToneCurve::Filmic : ToneCurve::Srgb;
     if (ImGui::Button("Save screenshot (F12)")) requests.screenshot = true;
     if (!m_lastSaved.empty()) {
       ImGui::SameLine();

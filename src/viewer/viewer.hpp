@@ -9,7 +9,7 @@
 // lights move (arrow keys).
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/matrix.hpp"
@@ -41,7 +41,7 @@ struct ViewerSettings {
   // IBRR reconstruction path: "gpu" (compute shader; on llvmpipe too, where it is now as fast as the
   // TBB path on the Cornell box and faster on the conference room) or "cpu" (TBB).
   std::string reconstruct = "gpu";
-  display::ToneMapping tone;
+  ToneMapping tone;
   display::RenderSettings tableSettings;  // for the table's methods (Keller's light paths)
 
   // No window: draw into a framebuffer of width × height on a headless EGL context (a GPU server,
@@ -61,7 +61,7 @@ struct ViewerSettings {
   std::filesystem::path matrixPath;
   int matrixLightmap = -1;
   float lightStep = 0.0f;  // 0: 2% of the scene's diagonal
-  std::optional<display::Image> reference;  // for the "error" method
+  std::optional<Image> reference;  // for the "error" method
   std::string referenceName;
   std::string referenceCamera;  // the reference's camera from its STEM.json ("" = unknown)
 };

@@ -109,7 +109,7 @@ TEST_CASE("display of a constant lightmap in a closed box: every pixel shows the
       const LightmapDisplay::View shown =
           lightmapDisplay.render(viewProjectionFor(scene, camera, size, size), size, size);
       for (std::uint8_t covered : shown.covered) REQUIRE(covered == 1);
-      const display::Image expected(size, size, constant);
+      const Image expected(size, size, constant);
       const test::ImageComparison comparison =
           test::compareImages(shown.radiance, expected, 1e-4f, 0.0, test::outputDir("lightmap constant display"),
                               "atlas" + std::to_string(targetSize) + "_view" + std::to_string(view++));
@@ -149,7 +149,7 @@ TEST_CASE("display of a linear lightmap in a closed box: every pixel shows the f
   for (const scene::Camera& camera : insideCameras(scene)) {
     const glm::mat4 viewProjection = viewProjectionFor(scene, camera, size, size);
     const LightmapDisplay::View shown = lightmapDisplay.render(viewProjection, size, size);
-    display::Image expected(size, size);
+    Image expected(size, size);
     for (int y = 0; y < size; ++y)
       for (int x = 0; x < size; ++x) expected.at(x, y) = f(boxHit(viewProjection, x, y, size, size));
     const test::ImageComparison comparison =
@@ -205,8 +205,8 @@ TEST_CASE("display of a textured box multiplies each pixel's own albedo by the i
         lightmapDisplay.render(viewProjectionFor(scene, camera, size, size), size, size);
     display::GBuffer gbuffer(size, size);
     gbuffer.render(renderer, scene, camera);
-    const display::Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
-    display::Image expected(size, size);
+    const Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
+    Image expected(size, size);
     float darkest = std::numeric_limits<float>::max(), brightest = 0.0f;
     for (std::size_t i = 0; i < expected.pixels.size(); ++i) {
       expected.pixels[i] = albedo.pixels[i] * incident;
@@ -259,10 +259,10 @@ TEST_CASE("display of a constant incident lightmap on Sibenik and the conference
       const gpu::SceneRenderer renderer(scene);
       display::GBuffer gbuffer(width, height);
       gbuffer.render(renderer, scene, camera);
-      const display::Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
-      const display::Image emission = gbuffer.read(display::GBufferChannel::Emission);
+      const Image albedo = gbuffer.read(display::GBufferChannel::Albedo);
+      const Image emission = gbuffer.read(display::GBufferChannel::Emission);
       const std::vector<std::uint8_t> gbufferCovered = gbuffer.coverage();
-      display::Image expected(width, height);
+      Image expected(width, height);
       std::size_t covered = 0, dark = 0;
       for (std::size_t i = 0; i < shown.covered.size(); ++i) {
         if (!shown.covered[i] || !gbufferCovered[i]) continue;

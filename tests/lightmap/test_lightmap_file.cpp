@@ -85,10 +85,10 @@ TEST_CASE("lightmap file: the data's checksum and the atlas's fingerprint tie a 
     CHECK_THROWS_WITH(loadLightmap(path, cornell()), Catch::Contains(path.string()) && Catch::Contains(what));
   };
   SECTION("one texel changed in the data file") {
-    display::Image image(saved.width, saved.height);
+    Image image(saved.width, saved.height);
     image.pixels = saved.radiance;
     image.pixels[saved.radiance.size() / 2].g += 1.0f;
-    display::writeImage(image, lightmapImagePath(good));
+    writeImage(image, lightmapImagePath(good));
     refused(good, "checksum");
   }
   SECTION("the data file of another bake of the same atlas") {
@@ -204,7 +204,7 @@ TEST_CASE("ibrr render --lightmap renders a lightmap and refuses another scene's
   REQUIRE(ok.exitCode == 0);
   CHECK_THAT(ok.out, Catch::Contains("lightmap"));
   // The constant lightmap shows as the constant wherever the camera sees the box.
-  const display::Image image = display::readImage(folder / "cornell.exr");
+  const Image image = readImage(folder / "cornell.exr");
   std::size_t constantPixels = 0;
   for (const glm::vec3& pixel : image.pixels)
     constantPixels += glm::length(pixel - glm::vec3(0.25f, 0.5f, 1.0f)) < 1e-4f;

@@ -6,7 +6,7 @@
 // (translateLights, scenes/cornell_light_moved.json) and parsing --move-light; the command line:
 // `ibrr render --matrix --move-light` against the library's relight. The furnace, the options'
 // errors and `ibrr bake --method matrix`: test_solvers.cpp.
-#include "display/image.hpp"
+#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
@@ -550,9 +550,9 @@ TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's religh
   settings.lightmapAtlas = &movedAtlas;
   settings.lightmapPatches = &patches;
   const scene::Scene moved = translateLights(scene, offsets);
-  const display::Image expected =
+  const Image expected =
       display::findRenderMethod("lightmap").render({moved, moved.camera(""), 40, 40, settings}).image;
-  const display::Image got = display::readImage(image);
+  const Image got = readImage(image);
   REQUIRE(got.pixels.size() == expected.pixels.size());
   double worst = 0.0;
   for (std::size_t i = 0; i < got.pixels.size(); ++i)
@@ -562,7 +562,7 @@ TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's religh
   const test::CommandResult still = test::runIbrr(
       {"render", "cornell", "--matrix", matrix.string(), "--size", "40x40", "-o", (folder / "still.pfm").string()});
   REQUIRE(still.exitCode == 0);
-  const display::Image unmoved = display::readImage(folder / "still.pfm");
+  const Image unmoved = readImage(folder / "still.pfm");
   double change = 0.0;
   for (std::size_t i = 0; i < got.pixels.size(); ++i)
     change = std::max(change, double(glm::length(got.pixels[i] - unmoved.pixels[i])));

@@ -9,8 +9,8 @@
 using namespace ibrr;
 
 TEST_CASE("metrics of known images", "[metrics]") {
-  display::Image reference(2, 2, glm::vec3(1.0f));
-  display::Image test = reference;
+  Image reference(2, 2, glm::vec3(1.0f));
+  Image test = reference;
   test.at(0, 0) = glm::vec3(2.0f);  // one pixel off by 1 in every channel
   const metrics::ErrorMetrics m = metrics::compareImages(test, reference);
   // sqrt(3·1² / (12·1²)) = 0.5
@@ -32,15 +32,15 @@ TEST_CASE("metrics of known images", "[metrics]") {
 }
 
 TEST_CASE("relMSE stays finite on black reference pixels", "[metrics]") {
-  display::Image reference(1, 1, glm::vec3(0.0f));
-  display::Image test(1, 1, glm::vec3(0.1f));
+  Image reference(1, 1, glm::vec3(0.0f));
+  Image test(1, 1, glm::vec3(0.1f));
   const metrics::ErrorMetrics m = metrics::compareImages(test, reference);
   CHECK(m.relMse == Approx(0.01 / 0.01));
   CHECK(std::isinf(m.relativeRmse));
 }
 
 TEST_CASE("metrics refuse images of different sizes and empty masks", "[metrics][errors]") {
-  const display::Image a(2, 2), b(3, 2);
+  const Image a(2, 2), b(3, 2);
   CHECK_THROWS_AS(metrics::compareImages(a, b), Error);
   const std::vector<std::uint8_t> none(4, 0);
   CHECK_THROWS_AS(metrics::compareImages(a, a, none), Error);
@@ -49,13 +49,13 @@ TEST_CASE("metrics refuse images of different sizes and empty masks", "[metrics]
 }
 
 TEST_CASE("the error heat map runs from blue to red and greys out masked pixels", "[metrics]") {
-  display::Image reference(3, 1, glm::vec3(1.0f));
-  display::Image test = reference;
+  Image reference(3, 1, glm::vec3(1.0f));
+  Image test = reference;
   test.at(1, 0) = glm::vec3(1.5f);
   test.at(2, 0) = glm::vec3(3.0f);
   const std::vector<std::uint8_t> mask = {1, 1, 0};
   float scale = 0.0f;
-  const display::Image heat = metrics::errorHeatmap(test, reference, mask, 0.5f, &scale);
+  const Image heat = metrics::errorHeatmap(test, reference, mask, 0.5f, &scale);
   CHECK(scale == 0.5f);
   CHECK(heat.at(0, 0).b > heat.at(0, 0).g);  // no error: the cold (dark blue-violet) end
   CHECK(heat.at(1, 0).r > heat.at(1, 0).b);  // at the scale: the hot (dark red) end
@@ -64,9 +64,9 @@ TEST_CASE("the error heat map runs from blue to red and greys out masked pixels"
 }
 
 TEST_CASE("dark pixels are those below half the reference's luminance, inside the mask", "[metrics]") {
-  display::Image reference(4, 1, glm::vec3(1.0f));
+  Image reference(4, 1, glm::vec3(1.0f));
   reference.at(3, 0) = glm::vec3(0.0f);  // black in the reference: never counted
-  display::Image test = reference;
+  Image test = reference;
   test.at(0, 0) = glm::vec3(0.49f);               // dark
   test.at(1, 0) = glm::vec3(0.51f);               // not dark
   test.at(2, 0) = glm::vec3(0.0f, 0.0f, 1.0f);    // luminance 0.0722: dark whatever its blue
@@ -86,7 +86,7 @@ TEST_CASE("dark pixels are those below half the reference's luminance, inside th
 
   // The picture: dark and lit in red, dark and in shadow in blue, masked out black, others grey.
   const std::vector<std::uint8_t> shadow = {0, 0, 1, 0};
-  const display::Image picture = metrics::darkPixelImage(test, reference, {}, shadow);
+  const Image picture = metrics::darkPixelImage(test, reference, {}, shadow);
   CHECK(picture.at(0, 0) == glm::vec3(1.0f, 0.0f, 0.0f));
   CHECK(picture.at(2, 0) == glm::vec3(0.0f, 0.1f, 1.0f));
   CHECK(picture.at(1, 0).r == picture.at(1, 0).b);  // grey

@@ -40,7 +40,7 @@ double errorOverPredicted(const ReferenceImage& a, const ReferenceImage& b) {
 // lies within k estimated standard deviations. With K = spp/16 batch means per pixel the
 // standardised difference follows Student's t with about K − 1 degrees of freedom (2K − 2 for two
 // renders), so the fractions are a little below the normal 95.4% (k = 2) and 99.7% (k = 3).
-double fractionWithin(const ReferenceImage& a, const display::Image& expected, const display::Image* otherVariance,
+double fractionWithin(const ReferenceImage& a, const Image& expected, const Image* otherVariance,
                       double k) {
   std::size_t inside = 0, total = 0;
   for (std::size_t i = 0; i < a.radiance.pixels.size(); ++i) {
@@ -55,13 +55,13 @@ double fractionWithin(const ReferenceImage& a, const display::Image& expected, c
   return double(inside) / double(total);
 }
 
-double sumSquares(const display::Image& image) {
+double sumSquares(const Image& image) {
   double s = 0.0;
   for (const glm::vec3& p : image.pixels) s += glm::dot(glm::dvec3(p), glm::dvec3(p));
   return s;
 }
 
-double sumVariance(const display::Image& image) {
+double sumVariance(const Image& image) {
   double s = 0.0;
   for (const glm::vec3& p : image.pixels) s += double(p.r) + p.g + p.b;
   return s;
@@ -84,7 +84,7 @@ TEST_CASE("furnace: the reference gives E/(1−a) within 1% over the image", "[r
   // Each pixel agrees with E/(1 − a) within its own error bar about as often as t statistics with
   // 15 degrees of freedom say (2σ: 93.6%, 3σ: 99.1%); Russian roulette makes the samples skewed, so
   // a little less.
-  const display::Image exact(48, 48, glm::vec3(expected));
+  const Image exact(48, 48, glm::vec3(expected));
   const double within2 = fractionWithin(image, exact, nullptr, 2.0);
   const double within3 = fractionWithin(image, exact, nullptr, 3.0);
   INFO("within 2σ: " << within2 << ", within 3σ: " << within3);

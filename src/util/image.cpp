@@ -1,4 +1,4 @@
-#include "display/image.hpp"
+#include "util/image.hpp"
 
 #include "util/atomic_file.hpp"
 #include "util/input_file.hpp"
@@ -19,7 +19,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ibrr::display {
+namespace ibrr {
 
 namespace fs = std::filesystem;
 
@@ -213,4 +213,4 @@ Image readImage(const fs::path& path, const ExpectedSize& expected) {
   throw Error(path.string() + ": PNG is tone-mapped; give the linear .exr or .pfm to measure");
 }
 
-}  // namespace ibrr::display
+}  // namespace ibrr

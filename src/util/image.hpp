@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace ibrr::display {
+namespace ibrr {
 
 struct Image {
   int width = 0;
@@ -70,4 +70,4 @@ Image downsample(const Image& image, int factor);
 // 8-bit sRGB-encoded value of one linear channel after tone mapping.
 std::uint8_t toneMapChannel(float linear, const ToneMapping& tone);
 
-}  // namespace ibrr::display
+}  // namespace ibrr
