@@ -44,7 +44,7 @@ void runStochasticBake(const BakeRequest& request) {
 
   const LightmapBakeInputs inputs = prepareLightmapBake(
       options, atlasOptions, "stochastic iteration of",
-      [&](const scene::Scene& loaded) { lightmap::checkShootingScene(loaded, "stochastic iteration"); });
+      [&](const scene::Scene& loaded) { lightmap::checkStochasticScene(loaded); });
   ProgressLine progress;
   const lightmap::StochasticResult result =
       lightmap::solveStochastic(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);

@@ -28,7 +28,6 @@
 // result is the finest level's atlas, interpolated from the elements.
 #include "lightmap/atlas.hpp"
 #include "lightmap/quadtree.hpp"
-#include "lightmap/shooting.hpp"
 #include "scene/scene.hpp"
 #include "util/progress.hpp"
 
@@ -126,7 +125,5 @@ void checkProgressiveScene(const scene::Scene& scene);
 
 // The settings of a solve as one JSON object (for Lightmap::settingsJson and reports).
 std::string progressiveSettingsJson(const ProgressiveOptions& options);
-
-// tessellateTriangles(): lightmap/shooting.hpp.
 
 }  // namespace ibrr::lightmap

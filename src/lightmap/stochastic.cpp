@@ -242,12 +242,14 @@ std::uint64_t renderShots(const HemisphereVisibility& visibility, const ShooterC
 
 }  // namespace
 
+void checkStochasticScene(const scene::Scene& scene) { checkShootingScene(scene, "stochastic iteration"); }
+
 StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                  const StochasticOptions& options, const StochasticCheckpointCallback& onCheckpoint,
                                  const ProgressObserver& onProgress) {
   validateStochasticOptions(options);
   const Stopwatch solveTime;
-  checkShootingScene(scene, "stochastic iteration");
+  checkStochasticScene(scene);
   const std::vector<std::uint32_t> texels = solverTexels(atlas, patches);
   const std::size_t texelCount = texels.size();
   const int shooters = options.shootersPerIteration;

@@ -107,8 +107,12 @@ using StochasticCheckpointCallback =
 // Progress (util/progress.hpp): phase "stochastic", after every iteration m so far of those planned (0 when a
 // time budget ends it).
 
+// Throws ibrr::Error naming the scene file when it has point or spot lights (no texels to shoot
+// from) or no emissive surface. No GPU needed; solveStochastic() checks too.
+void checkStochasticScene(const scene::Scene& scene);
+
 // Solves the lightmap on the GPU; a GL 4.5 context must be current on this thread. Emitters must be
-// emissive surfaces (point and spot lights have no texels: refused by checkShootingScene()). The
+// emissive surfaces (point and spot lights have no texels: refused by checkStochasticScene()). The
 // result's atlasOptions carry only the atlas's density. Throws ibrr::Interrupted on Ctrl-C (checked
 // every iteration), ibrr::Error on bad options.
 [[nodiscard]] StochasticResult solveStochastic(const scene::Scene& scene, const LightmapAtlas& atlas,

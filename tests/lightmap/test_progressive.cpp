@@ -6,6 +6,7 @@
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/progressive.hpp"
+#include "lightmap/shooting.hpp"  // tessellateTriangles, internal to the shooting solvers
 #include "lightmap_test_support.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
