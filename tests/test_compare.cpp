@@ -2,12 +2,12 @@
 // wrote, the same seed gives the same figures, and a browser shows its images and table.
 #include "app/methods.hpp"
 #include "compare/compare.hpp"
-#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
+#include "util/image.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // Image files: exact linear round trips, the documented tone curves, and atomic writes.
-#include "util/image.hpp"
 #include "test_support.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/progress.hpp"
 
 #include <catch2/catch.hpp>

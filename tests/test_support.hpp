@@ -1,8 +1,8 @@
 #pragma once
 // Shared helpers for the GPU and application tests.
-#include "util/image.hpp"
 #include "gpu/context.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 
 #include <filesystem>
 #include <string>

@@ -5,11 +5,11 @@
 // the scene is known.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
-#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/pinhole.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/log.hpp"
 
 

@@ -5,11 +5,11 @@
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "cluster/distributed_reference.hpp"
-#include "util/image.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/reference.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
 

@@ -5,12 +5,12 @@
 // and the picture draws the moved lights where they went.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
-#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/matrix.hpp"
+#include "util/image.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
 

@@ -6,9 +6,9 @@
 //
 // The methods are the callers' (the `ibrr` method table, app/methods.hpp: each method's runner is defined
 // in its own file); this library runs them, measures and records.
-#include "util/image.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 
 #include <glm/glm.hpp>
 

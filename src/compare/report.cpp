@@ -1,8 +1,8 @@
 #include "compare/report.hpp"
 
-#include "util/image.hpp"
 #include "metrics/metrics.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/input_file.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"

@@ -1,10 +1,10 @@
 #pragma once
 // The camera G-buffer: world position, normal, albedo and emission per pixel, rendered on the GPU
 // into RGBA32F targets and read back for CPU-side use (views, metrics, CPU reconstruction).
-#include "util/image.hpp"
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 
 namespace ibrr::display {
 

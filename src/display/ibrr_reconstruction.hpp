@@ -6,9 +6,9 @@
 // and for machines without GL compute). Pixels with no matching layer are holes: counted, shown
 // with their emission only, and returned as a mask.
 #include "display/gbuffer.hpp"
-#include "util/image.hpp"
 #include "gpu/resources.hpp"
 #include "ibrr/ldc.hpp"
+#include "util/image.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -5,11 +5,11 @@
 // of radiance with the GL context current on the calling thread.
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
-#include "util/image.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/atlas.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 
 #include <span>
 #include <string>

@@ -1,12 +1,12 @@
 #include "lightmap/lightmap_bench.hpp"
 
-#include "util/image.hpp"
 #include "gpu/context.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/matrix.hpp"
 #include "scene/load.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 

@@ -6,10 +6,10 @@
 // pixel's emission: L(pixel) = L_e(pixel) + ρ(pixel)·H. On a surface of uniform albedo that is
 // the lightmap's L itself; on a textured one the texture's detail and emitters smaller than a texel
 // survive any lightmap density (the seed paper's texture-space patches multiply the same way).
-#include "util/image.hpp"
 #include "gpu/resources.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_mesh.hpp"
+#include "util/image.hpp"
 
 #include <glm/glm.hpp>
 

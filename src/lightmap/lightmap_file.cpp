@@ -1,9 +1,9 @@
 #include "lightmap/lightmap_file.hpp"
 
-#include "util/image.hpp"
 #include "ibrr/checksum.hpp"
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
+#include "util/image.hpp"
 #include "util/input_file.hpp"
 
 #include <nlohmann/json.hpp>

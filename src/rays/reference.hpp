@@ -13,10 +13,10 @@
 // the spread of the batch means gives every pixel an honest estimate of the variance of its value
 // (randomised quasi-Monte Carlo), so two renders can be compared against their error bars, and the
 // error falls as 1/sqrt(spp).
-#include "util/image.hpp"
 #include "rays/embree_scene.hpp"
 #include "rays/light_set.hpp"
 #include "rays/sampler.hpp"
+#include "util/image.hpp"
 
 #include <cstdint>
 #include <functional>

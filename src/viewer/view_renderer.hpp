@@ -8,7 +8,6 @@
 // view) is called as it is, re-rendered only when the view changes, and shown as slow as it is.
 #include "display/gbuffer.hpp"
 #include "display/ibrr_reconstruction.hpp"
-#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -16,6 +15,7 @@
 #include "lightmap/atlas.hpp"
 #include "lightmap/lightmap_display.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 
 #include <map>
 #include <memory>

@@ -9,11 +9,11 @@
 // lights move (arrow keys).
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
-#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/matrix.hpp"
 #include "scene/scene.hpp"
+#include "util/image.hpp"
 #include "viewer/view_renderer.hpp"
 #include "viewer/view_script.hpp"
 

@@ -6,7 +6,6 @@
 // (translateLights, scenes/cornell_light_moved.json) and parsing --move-light; the command line:
 // `ibrr render --matrix --move-light` against the library's relight. The furnace, the options'
 // errors and `ibrr bake --method matrix`: test_solvers.cpp.
-#include "util/image.hpp"
 #include "display/render_methods.hpp"
 #include "lightmap/atlas.hpp"
 #include "lightmap/gather.hpp"
@@ -16,6 +15,7 @@
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
+#include "util/image.hpp"
 #include "util/stopwatch.hpp"
 
 #include <catch2/catch.hpp>
