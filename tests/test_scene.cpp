@@ -324,7 +324,7 @@ TEST_CASE("malformed PLY files are refused before Assimp reads them, naming the 
 
 // Found by tests/fuzz/fuzz_mesh: Assimp 5.2.5 reads \0, \f and \r as line ends and mishandles them inside a
 // line; an MTL "d" followed by one made it follow a null material (a segfault).
-TEST_CASE("OBJ and MTL files with \\0, \\f or a lone \\r are kept from Assimp", "[scene][errors]") {
+TEST_CASE("OBJ and MTL files with a NUL, a form feed or a lone CR are kept from Assimp", "[scene][errors]") {
   const fs::path folder = test::outputDir("obj_line_ends");
   test::writeText(folder / "old_mac.obj", "v 0 0 0\rv 1 0 0\rv 0 1 0\rf 1 2 3\r");
   CHECK_THROWS_WITH(scene::loadScene(folder / "old_mac.obj"), Contains("old_mac.obj") && Contains("without \\n"));
