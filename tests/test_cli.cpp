@@ -207,6 +207,12 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     expectCleanFailure({"bench", "ibrr", "--quick", "--shared-scenes", (folder / "nowhere").string()},
                        {"--shared-scenes", "nowhere", "no such folder"}, kept);
   }
+  SECTION("bench lightmap: a missing --out folder is named before any measuring; other benchmarks refuse its flags") {
+    const fs::path kept = folder / "kept.txt";
+    expectCleanFailure({"bench", "all", "--quick", "--out", (folder / "nowhere").string()},
+                       {"--out", "nowhere", "no such folder"}, kept);
+    expectCleanFailure({"bench", "store", "--quick", "--bounces", "4"}, {"--bounces", "ibrr bench lightmap"}, kept);
+  }
   SECTION("no usable OpenGL") {
     // An empty list of EGL vendor libraries hides every GPU and Mesa's surfaceless platform.
     test::writeText(output, "precious earlier result");

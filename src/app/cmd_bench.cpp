@@ -27,6 +27,7 @@ struct BenchOptions {
   std::string sections = "bake,display,geometry";
   std::uint32_t bakePaths = 0;     // 0: the benchmark's own (1,024; 32 with --quick)
   bool sharedScenesGiven = false;  // --shared-scenes on the command line: then its folder must exist
+  std::string lightmapFlagGiven;   // a flag of the lightmap benchmark given ("" for none)
   lightmap::LightmapBenchOptions lightmap;
 };
 
@@ -59,10 +60,15 @@ void runBench(const BenchOptions& options) {
     throw ibrr::Error(
         "--json writes the store benchmark's figures; use it with 'ibrr bench store' or 'ibrr bench all'");
   if (!options.json.empty()) ibrr::checkOutputFile(options.json);
+  if (!options.lightmapFlagGiven.empty() && !all && options.which != "lightmap")
+    throw ibrr::Error(options.lightmapFlagGiven +
+                      " is a setting of the lightmap benchmark; use it with 'ibrr bench lightmap' or 'ibrr bench all'");
+  std::error_code ec;
+  if (!options.lightmap.output.empty() && !std::filesystem::is_directory(options.lightmap.output, ec))
+    throw ibrr::Error("--out " + options.lightmap.output.string() + ": no such folder; create it first");
   display::IbrrBenchOptions ibrr;
   if (all || options.which == "ibrr") {
     parseSections(options.sections, ibrr);
-    std::error_code ec;
     if (options.sharedScenesGiven && !std::filesystem::is_directory(options.sharedScenes, ec))
       throw ibrr::Error("--shared-scenes " + options.sharedScenes +
                         ": no such folder; point it at the shared test scenes (the conference room, bunny and "
@@ -152,6 +158,8 @@ void addBenchCommand(CLI::App& app) {
       "--quick");
   command->callback([options, command] {
     options->sharedScenesGiven = command->count("--shared-scenes") > 0;
+    for (const char* flag : {"--matrix-scene", "--matrix-atlas", "--bounces", "--hemicube", "--out"})
+      if (command->count(flag) > 0) options->lightmapFlagGiven = flag;
     runBench(*options);
   });
 }

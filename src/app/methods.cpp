@@ -14,7 +14,7 @@ const std::vector<compare::MethodRunner>& compareRunners() {
   static const std::vector<compare::MethodRunner> kRunners = [] {
     std::vector<compare::MethodRunner> runners;
     for (const Method* method : methods())
-      runners.insert(runners.end(), method->compare.begin(), method->compare.end());
+      runners.insert(runners.end(), method->comparisons.begin(), method->comparisons.end());
     return runners;
   }();
   return kRunners;

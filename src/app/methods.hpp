@@ -23,7 +23,7 @@ struct Method {
   bool distributed = false;
   void (*bake)(const BakeRequest& request) = nullptr;
   // Its entries in `ibrr compare`, in the report's order (e.g. with and without the bias compensation).
-  std::vector<compare::MethodRunner> compare;
+  std::vector<compare::MethodRunner> comparisons;
 };
 
 // The rows, in --method's and the report's order: ibrr, keller, gather, progressive, stochastic, matrix.

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -104,17 +105,18 @@ void benchAtlases(const LightmapBenchOptions& options, std::ostream& out) {
       << "|---|---|---|---|---|---|---|---|---|\n";
   for (const char* name : {"cornell", "sibenik", "conference"}) {
     if (options.quick && std::string(name) != "cornell") continue;
-    std::filesystem::path path;
+    // Sibenik's and the conference room's manifests name meshes in the shared scenes, which may be missing.
+    std::optional<scene::Scene> scene;
     try {
-      path = scene::resolveScenePath(name);
+      scene = scene::loadScene(scene::resolveScenePath(name));
     } catch (const Error& error) {
+      if (std::string(name) == "cornell") throw;
       print(out, "  %s skipped: %s\n", name, error.what());
       continue;
     }
-    const scene::Scene scene = scene::loadScene(path);
     for (int targetSize : options.quick ? std::vector<int>{64} : std::vector<int>{256, 1024}) {
       throwIfInterrupted();
-      benchAtlas(scene, name, targetSize, out, options.output);
+      benchAtlas(*scene, name, targetSize, out, options.output);
     }
   }
 }
@@ -309,8 +311,6 @@ void benchMatrix(const LightmapBenchOptions& options, std::ostream& out) {
 }  // namespace
 
 void runLightmapBenchmark(const LightmapBenchOptions& options, std::ostream& out) {
-  if (!options.output.empty() && !std::filesystem::is_directory(options.output))
-    throw Error("--out " + options.output.string() + ": no such folder; create it first");
   const auto context = gpu::createHeadlessContext();
   out << "lightmap benchmark on " << context->info().renderer << "\n";
   if (options.atlas) benchAtlases(options, out);

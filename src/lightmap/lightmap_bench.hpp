@@ -19,7 +19,7 @@ struct LightmapBenchOptions {
   int hemicube = 0;                     // H of the form-factor hemicubes; 0 = the solver's default
   // A folder for the pictures and files: the Cornell atlas's charts in false colour (cornell_atlas.png), the
   // matrix file, and the dense, compressed and moved-light lightmaps (for `ibrr render --lightmap`); empty:
-  // none.
+  // none. It must exist (the caller checks, before any benchmark runs).
   std::filesystem::path output;
   bool quick = false;  // small atlases, Cornell box only (a smoke run; figures not for the docs)
 };
