@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ibrr set-up and build driver. On a fresh Debian 12 machine, as root:
-#   ./ibrr.sh demo   install what is missing, build (Release), bake the built-in Cornell box's IBRR store
+#   ./ibrr.sh demo   install what is missing, build the ibrr command (Release), bake the built-in Cornell box's IBRR store
 #                    and render it to out/cornell.png
 #   ./ibrr.sh test   install what is missing, build, run the store suite under AddressSanitizer +
 #                    UBSan, the libFuzzer targets briefly, then the whole test suite (ctest)
@@ -68,9 +68,11 @@ configure() {  # configure DIR [cmake options...]: once, the first time
   fi
 }
 
-build() {
+build() {  # build [targets...]: the Release build, of the named targets only when given
   configure "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
-  cmake --build "$BUILD_DIR" -j "$JOBS"
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"
 }
 
 usage() {
@@ -81,7 +83,7 @@ command="${1:-}"
 case "$command" in
   demo)
     install_missing
-    build
+    build ibrr  # the demo runs the command alone: the test suites are built by 'test' and 'build'
     mkdir -p "$ROOT/out"
     "$BUILD_DIR/bin/ibrr" bake cornell -o "$ROOT/out/cornell.ibrr"
     "$BUILD_DIR/bin/ibrr" render cornell --store "$ROOT/out/cornell.ibrr" --supersample 2 -o "$ROOT/out/cornell.png"

@@ -8,6 +8,7 @@
 
 #include <glm/glm.hpp>
 
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -17,6 +18,10 @@ namespace ibrr {
 // Smallest |cos θ| used in footprint formulas: at more grazing angles a single hemicube pixel would cover an
 // unbounded strip of surface (area ∝ 1/cos θ); 0.01 corresponds to 89.4°.
 inline constexpr float kMinFootprintCos = 0.01f;
+
+// A sample's unit normal as the warps match it, n·(1/√(n·n)) in float: the CPU warp's, and the GPU warp's for the
+// layers it opens (src/bake/gpu_insertion.cpp), so that a layer a sample opens has one plane on either warp.
+inline glm::vec3 sampleUnitNormal(const glm::vec3& n) { return n * (1.0f / std::sqrt(glm::dot(n, n))); }
 
 // Non-owning view of one hemicube's samples, structure-of-arrays; all spans have the same length.
 // The bake can point it straight at its read-back buffers.

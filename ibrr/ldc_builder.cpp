@@ -43,7 +43,7 @@ struct BuildLayer {
   float pendingWeight = 0.0f;  // Σ a of the current hemicube (m²)
   std::int32_t next = -1;      // next layer of the same pixel, -1 ends the list
   std::uint32_t pendingHemicube = kNoHemicube;
-  bool opened = false;         // a hemicube's sample opened it after the geometry seeds (a surface they lack)
+  bool opened = false;  // a hemicube's sample opened it after the geometry seeds (a surface they lack)
 
   // Adds a record of hemicube `stamp` to the pending sums, finishing the previous hemicube's first. Returns
   // true when the layer held no pending hemicube (the caller lists it for the final flush).
@@ -98,7 +98,8 @@ struct RecordPlane {
 
 // One pixel's share of one or more samples of one hemicube: Σ a·E and Σ a (see ldc_builder.hpp).
 struct PixelRecord {
-  std::uint32_t plane = 0;  // index into the chunk's planes
+  std::uint32_t plane = kNoRecord;  // index into the chunk's planes (kNoRecord when `layer` is known)
+  std::int32_t layer = -1;          // the seeded layer of the tile it matched in phase 1; -1: matched in phase 2
   std::uint32_t tile = 0;
   std::uint32_t localPixel = 0;     // within the tile
   float area = 0.0f;                // Σ a, m²
@@ -115,6 +116,7 @@ struct TileRecord {
   std::uint32_t hemicube = 0;
   std::uint32_t localPixel = 0;
   std::uint32_t splat = 0;  // kNoRecord for a pixel record, else the chunk's LargeSplat to rasterise here
+  std::int32_t layer = -1;  // the tile's layer matched in phase 1, or -1: phase 2 matches by the plane above
 };
 
 // A splat too large for pixel records: phase 2 rasterises it into every tile it touches, a = w·A/W per pixel.
@@ -139,6 +141,7 @@ struct alignas(128) ChunkOutput {
   std::vector<std::uint32_t> cursor;
   std::uint64_t dropped = 0;
   std::uint64_t splats = 0;
+  std::uint32_t hemicube = 0;  // within the insert() call: a chunk never straddles two
 };
 
 // True when a box splat of the sample certainly covers its own pixel only: its half-extent along either image
@@ -172,7 +175,7 @@ struct LdcBuilder::Scratch {
 struct LdcBuilder::Tile {
   std::vector<std::int32_t> head;  // first layer of each pixel, -1 when empty
   std::vector<BuildLayer> layers;
-  std::vector<std::int32_t> pending;  // layers holding an unfinished hemicube sum
+  std::vector<std::int32_t> pending;      // layers holding an unfinished hemicube sum
   std::vector<DeferredOpening> deferred;  // deferOpenedLayers: the records kept aside, in this tile's order
 };
 
@@ -215,26 +218,26 @@ void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
 
 namespace {
 
-// The per-chunk cache that folds a sample's pixel shares into an earlier record of the same pixel.
+// The per-chunk cache that folds a sample's pixel shares into an earlier record of the same pixel and layer.
 struct FoldCache {
   std::uint32_t pixel[kFoldCacheSize];
   std::uint32_t record[kFoldCacheSize];
-  bool ownShare[kFoldCacheSize];  // the record holds its opening sample's share of its own pixel
   void clear() { std::fill(std::begin(record), std::end(record), kNoRecord); }
 };
 
 // One insert() call: its samples, the store's frame and parameters, and its two phases.
 struct InsertionPass {
   const LdcFrame& frame;
+  std::span<const std::unique_ptr<LdcBuilder::Tile>> tiles;  // read-only in phase 1
   std::span<const HemicubeSampleView> hemicubes;
   std::span<const ChunkRange> ranges;
   int res = 0, tileSize = 0, tilesPerSide = 0;
   std::size_t tileCount = 0;
   float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
   SplatKernel kernel = SplatKernel::Box;
-  bool seeded = false;     // the geometry seeded the layers before this call
-  bool seedOnly = false;   // this call seeds them
-  bool deferring = false;  // LdcBuilder::deferOpenedLayers
+  bool seeded = false;              // the geometry seeded the layers before this call
+  bool seedOnly = false;            // this call seeds them
+  bool deferring = false;           // LdcBuilder::deferOpenedLayers
   std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
 
   // Phase 1 for chunk c: its samples' records and large splats, sorted by tile.
@@ -246,6 +249,7 @@ struct InsertionPass {
     out.records.clear();
     out.dropped = 0;
     out.splats = 0;
+    out.hemicube = range.hemicube;
     fold.clear();
     for (std::uint32_t k = range.begin; k < range.end; ++k) addSample(hc, range.hemicube, k, out, fold);
     sortByTile(out);
@@ -263,7 +267,7 @@ struct InsertionPass {
       ++out.dropped;
       return;
     }
-    const glm::vec3 n = nIn * (1.0f / std::sqrt(len2));
+    const glm::vec3 n = sampleUnitNormal(nIn);
     const int ldi = dominantAxis(n);
     const glm::vec2 centre = frame.toPixel(ldi, p);
     if (!(centre.x >= 0.0f && centre.y >= 0.0f && centre.x < static_cast<float>(res) &&
@@ -298,50 +302,90 @@ struct InsertionPass {
     }
     out.splats += pixelCount;
     const float areaScale = std::max(area, minArea) / weightSum;  // A/W
-    std::uint32_t planeIndex = kNoRecord;  // this sample's plane, added when it opens a record
+    std::uint32_t planeIndex = kNoRecord;                         // this sample's plane, added when it opens a record
     for (std::size_t q = 0; q < pixelCount; ++q) {
       const int i = static_cast<int>(splatPixels[q].x);
       const int j = static_cast<int>(splatPixels[q].y);
       const float a = splatPixels[q].z * areaScale;
-      // After seeding, a sample's share of its own pixel and its spill into others are matched differently
-      // (phase 2: spill never reaches an opened layer), so each folds only into a record of its own kind.
-      const bool ownShare = seeded && i == static_cast<int>(centre.x) && j == static_cast<int>(centre.y);
-      addPixelShare(ldi, i, j, ownShare, a, a * value, plane, planeIndex, out, fold);
+      const bool ownPixel = i == static_cast<int>(centre.x) && j == static_cast<int>(centre.y);
+      addPixelShare(ldi, i, j, ownPixel, a, a * value, plane, planeIndex, out, fold);
     }
   }
 
-  // Share (a, a·E) of pixel (i, j): folded into the chunk's earlier record of that pixel when the sample lies
-  // on the record's plane (the phase-2 matching test) and the two are of one kind, else a new record.
-  void addPixelShare(int ldi, int i, int j, bool ownShare, float a, const glm::vec3& areaValue,
-                     const RecordPlane& plane, std::uint32_t& planeIndex, ChunkOutput& out, FoldCache& fold) const {
-    const std::uint32_t pixel = frame.globalPixel(ldi, i, j);
-    const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
-    const std::uint32_t prev = fold.record[slot];
-    if (prev != kNoRecord && fold.pixel[slot] == pixel && fold.ownShare[slot] == ownShare) {
-      PixelRecord& rec = out.records[prev];
-      const RecordPlane& rp = out.planes[rec.plane];
-      if (std::fabs(glm::dot(plane.position, rp.normal) - rp.d) < epsDistance &&
-          glm::dot(plane.normal, rp.normal) > minCos) {
-        rec.area += a;
-        rec.areaValue += areaValue;
-        return;
+  // The nearest seeded layer of the tile's pixel that the sample lies on, or -1 (accumulate's first choice). The
+  // seeded layers do not change while samples are inserted, so phase 1 may read them from every thread.
+  std::int32_t nearestSeededLayer(std::uint32_t tileIndex, std::uint32_t localPixel, const RecordPlane& plane) const {
+    const LdcBuilder::Tile& tile = *tiles[tileIndex];
+    std::int32_t best = -1;
+    float bestDistance = epsDistance;
+    for (std::int32_t idx = tile.head[localPixel]; idx >= 0; idx = tile.layers[std::size_t(idx)].next) {
+      const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
+      if (layer.opened) continue;
+      const float dist = planeDistance(layer, plane.position, plane.normal, minCos);
+      if (dist < bestDistance) {
+        best = idx;
+        bestDistance = dist;
       }
     }
-    if (planeIndex == kNoRecord) {
-      planeIndex = static_cast<std::uint32_t>(out.planes.size());
-      out.planes.push_back(plane);
-    }
+    return best;
+  }
+
+  // Share (a, a·E) of pixel (i, j). Every share is matched by its own sample's plane (the one rule of the CPU and
+  // GPU warps, ldc_builder.hpp). After seeding it is matched here, against the seeded layers: a matched share
+  // folds into the chunk's earlier record of the same pixel and layer (near a VPL thousands of samples fall in
+  // one pixel and become one record), spill that matches none is dropped, and a share of the sample's own pixel
+  // that matches none becomes a record of its own, for phase 2 to open or join a layer with. Without seeds
+  // every share is such a record. Geometry seeds fold into a record whose plane they lie on: they only make
+  // sure a layer exists.
+  void addPixelShare(int ldi, int i, int j, bool ownPixel, float a, const glm::vec3& areaValue,
+                     const RecordPlane& plane, std::uint32_t& planeIndex, ChunkOutput& out, FoldCache& fold) const {
     const int ti = i / tileSize, tj = j / tileSize;
+    const auto tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
+    const auto localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
+    std::int32_t layer = -1;
+    bool foldable = seedOnly;
+    if (seeded && !seedOnly) {
+      layer = nearestSeededLayer(tile, localPixel, plane);
+      if (layer < 0 && !ownPixel) return;  // spill beside the layers
+      foldable = layer >= 0;
+    }
+    const std::uint32_t pixel = frame.globalPixel(ldi, i, j);
+    const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
+    if (foldable) {
+      const std::uint32_t prev = fold.record[slot];
+      if (prev != kNoRecord && fold.pixel[slot] == pixel) {
+        PixelRecord& rec = out.records[prev];
+        if (layer >= 0 ? rec.layer == layer : rec.layer < 0 && onPlaneOf(plane, out.planes[rec.plane])) {
+          rec.area += a;
+          rec.areaValue += areaValue;
+          return;
+        }
+      }
+    }
     PixelRecord rec;
-    rec.plane = planeIndex;
-    rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
-    rec.localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
+    rec.layer = layer;
+    if (layer < 0) {
+      if (planeIndex == kNoRecord) {
+        planeIndex = static_cast<std::uint32_t>(out.planes.size());
+        out.planes.push_back(plane);
+      }
+      rec.plane = planeIndex;
+    }
+    rec.tile = tile;
+    rec.localPixel = localPixel;
     rec.area = a;
     rec.areaValue = areaValue;
-    fold.pixel[slot] = pixel;
-    fold.ownShare[slot] = ownShare;
-    fold.record[slot] = static_cast<std::uint32_t>(out.records.size());
+    if (foldable) {
+      fold.pixel[slot] = pixel;
+      fold.record[slot] = static_cast<std::uint32_t>(out.records.size());
+    }
     out.records.push_back(rec);
+  }
+
+  // The matching test of phase 2 (planeDistance) of a sample against a record's plane.
+  bool onPlaneOf(const RecordPlane& sample, const RecordPlane& record) const {
+    return std::fabs(glm::dot(sample.position, record.normal) - record.d) < epsDistance &&
+           glm::dot(sample.normal, record.normal) > minCos;
   }
 
   // A large splat: one record per tile it touches, rasterised there in phase 2.
@@ -382,9 +426,9 @@ struct InsertionPass {
     if (out.sorted.size() < out.records.size()) out.sorted.resize(out.records.size());  // only grows
     out.cursor.assign(out.tileStart.begin(), out.tileStart.end() - 1);
     for (const PixelRecord& rec : out.records) {
-      const RecordPlane& plane = out.planes[rec.plane];
+      const RecordPlane plane = rec.plane == kNoRecord ? RecordPlane{} : out.planes[rec.plane];
       out.sorted[out.cursor[rec.tile]++] = TileRecord{plane.position, plane.normal,   rec.areaValue, rec.area,
-                                                      plane.hemicube, rec.localPixel, rec.splat};
+                                                      out.hemicube,   rec.localPixel, rec.splat,     rec.layer};
     }
   }
 
@@ -398,6 +442,10 @@ struct InsertionPass {
       for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
         const TileRecord& rec = chunk.sorted[k];
         const RecordOrder order{ranges[c].begin, k};
+        if (rec.layer >= 0) {
+          addToLayer(tile, rec.layer, rec.hemicube, rec.area, rec.areaValue);
+          continue;
+        }
         if (rec.splat == kNoRecord) {
           accumulate(tile, place, rec.localPixel, rec, order, rec.area, rec.areaValue);
           continue;
@@ -473,7 +521,12 @@ struct InsertionPass {
         tile.layers[static_cast<std::size_t>(last)].next = best;
     }
     if (seedOnly) return;  // a seed only makes sure the layer exists
-    if (tile.layers[static_cast<std::size_t>(best)].add(rec.hemicube, area, areaValue)) tile.pending.push_back(best);
+    addToLayer(tile, best, rec.hemicube, area, areaValue);
+  }
+
+  static void addToLayer(LdcBuilder::Tile& tile, std::int32_t layer, std::uint32_t hemicube, float area,
+                         const glm::vec3& areaValue) {
+    if (tile.layers[static_cast<std::size_t>(layer)].add(hemicube, area, areaValue)) tile.pending.push_back(layer);
   }
 };
 
@@ -507,6 +560,7 @@ std::size_t LdcBuilder::chunkRanges(std::span<const HemicubeSampleView> hemicube
 void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly) {
   const std::size_t total = chunkRanges(hemicubes);
   const InsertionPass pass{m_frame,
+                           m_tiles,
                            hemicubes,
                            m_scratch->ranges,
                            m_frame.resolution(),
@@ -548,9 +602,11 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
   // Phase 2, in parallel over tiles: each tile takes its records in sample order and matches, opens or defers
   // the pixel's layer (InsertionPass::accumulate). A tile owns its pixels' layers: no two threads share one.
   const std::span<const ChunkOutput> chunkOutputs(chunks.data(), chunkCount);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pass.tileCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t t = r.begin(); t != r.end(); ++t) pass.accumulateTile(t, *m_tiles[t], chunkOutputs);
-  });
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pass.tileCount, 1),
+                    [&](const tbb::blocked_range<std::size_t>& r) {
+                      for (std::size_t t = r.begin(); t != r.end(); ++t)
+                        pass.accumulateTile(t, *m_tiles[t], chunkOutputs);
+                    });
 
   for (std::size_t c = 0; c < chunkCount; ++c) {
     if (seedOnly) continue;

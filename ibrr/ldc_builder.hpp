@@ -4,16 +4,22 @@
 // insert() warps a batch of hemicubes into the three LDIs in parallel with TBB and is deterministic: the same
 // sequence of hemicubes gives the same store, byte for byte, whatever the thread count and however the
 // hemicubes are grouped into insert() calls. How:
+// The matching rule, one for this builder and the GPU warp (src/bake/gpu_insertion.hpp): every share a sample
+// gives a pixel is matched by that sample's own plane (p, n). It goes to the nearest seeded layer of the pixel
+// with |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n; failing one, a share of the sample's own pixel goes to the
+// nearest layer an earlier sample opened there (sample order: hemicube, then atlas texel) or opens one, and
+// spill into the pixels around is dropped.
 //   1. Each hemicube's samples are cut into fixed-size chunks (independent of the thread count and of the
 //      batching). In parallel, each chunk computes every sample's LDI, plane and splat and turns it into
-//      records: for a small splat one record per covered pixel holding the sums below, folded into an earlier
-//      record of the same chunk for that pixel when the sample lies on that record's plane (so the thousands of
-//      samples a hemicube puts into one pixel near its VPL become one record); for a large splat one record
-//      per LDI tile (a square of pixels, see the constructor) it touches. Records are counting-sorted by tile, stably.
+//      records: for a small splat each covered pixel's share is matched against the seeded layers (which no
+//      longer change) and folded into the chunk's earlier record of the same pixel and layer (so the thousands
+//      of samples a hemicube puts into one pixel near its VPL become one record); a share of its own pixel that
+//      matches none becomes a record of its own. A large splat gets one record per LDI tile (a square of
+//      pixels, see the constructor) it touches. Records are counting-sorted by tile, stably.
 //   2. In parallel over tiles, each tile walks the chunks in order, so it sees its records in global sample
-//      order, rasterises the large splats clipped to the tile, and for each pixel matches or creates a layer
-//      and accumulates. A tile owns its pixels and their layers, so no two threads touch the same layer, and
-//      every sum is formed in sample order.
+//      order, rasterises the large splats clipped to the tile, matches what phase 1 left unmatched, opens
+//      layers, and accumulates. A tile owns its pixels and their layers, so no two threads touch the same
+//      layer, and every sum is formed in sample order.
 //
 // Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
 // gives the surface point it sees, and A_s = dω·r²/cos θ, the surface area it covers (footprintArea). Its
@@ -66,8 +72,8 @@ struct DeferredOpening {
   std::uint32_t record = 0;    // its place among the records its chunk gave that pixel's tile
   glm::vec3 position{0.0f};    // the record's plane: its first sample's point and normal
   glm::vec3 normal{0.0f};
-  glm::vec3 areaValue{0.0f};   // Σ a·E
-  float area = 0.0f;           // Σ a
+  glm::vec3 areaValue{0.0f};  // Σ a·E
+  float area = 0.0f;          // Σ a
 };
 
 class LdcBuilder {

@@ -8,6 +8,10 @@
 //              own pixel always included; pixel q takes the share a_q = w_q·A/W, W = Σ w
 //   match      the layer of pixel q whose plane (n_l, d_l) p lies on: |p·n_l − d_l| < ε_d, n·n_l > 1 − ε_n,
 //              the nearest plane winning, among the seeded layers and those born before the sample
+// Every value that decides a pixel, a layer or a sum is `precise` and computed in the operations and order of the
+// C++ warp (ibrr/splat.hpp, ibrr/ldc_builder.cpp, src/bake/bake.cpp): no fused multiply-adds, no approximate
+// reciprocal square roots (normalize, inversesqrt), since llvmpipe compiles those differently for each processor
+// and the two warps must give the same store on any of them.
 // The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and the host
 // opens their layers (src/bake/gpu_insertion.cpp) before the accumulating pass.
 //   accumulate Σ a·g and Σ a of the matched layer (ldc_insertion.glsl), and the layer joins the touched list
@@ -54,7 +58,7 @@ vec2 ldiPlane(int ldi, vec3 v) {  // (u, v) = ((a+1) mod 3, (a+2) mod 3)
   return ldi == 0 ? v.yz : (ldi == 1 ? v.zx : v.xy);
 }
 vec2 clampLength(vec2 v, float maxLength) {
-  float len2 = dot(v, v);
+  precise float len2 = dot(v, v);
   return len2 <= maxLength * maxLength ? v : v * (maxLength / sqrt(len2));
 }
 
@@ -69,35 +73,40 @@ struct Splat {
 // The [lo, hi] range of a splat coordinate swept by `reach` half-edges: (midpoint, half-width)
 // (ibrr/splat.hpp, detail::reachRange).
 vec2 reachRange(float reach) {
-  float r = clamp(reach, -kMaxEdgeReach, kMaxEdgeReach);
-  float lo = min(-1.0, r - kEdgeSweep), hi = max(1.0, r + kEdgeSweep);
-  return vec2(0.5 * (lo + hi), 0.5 * (hi - lo));
+  precise float r = clamp(reach, -kMaxEdgeReach, kMaxEdgeReach);
+  precise float lo = min(-1.0, r - kEdgeSweep), hi = max(1.0, r + kEdgeSweep);
+  precise vec2 range = vec2(0.5 * (lo + hi), 0.5 * (hi - lo));
+  return range;
 }
 
 Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
-  Splat s;
+  precise Splat s;
   s.centre = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
-  vec2 e1 = vec2(0.0), e2 = vec2(0.0);
+  precise vec2 e1 = vec2(0.0), e2 = vec2(0.0);
   if (area > 0.0) {
-    vec3 w = p - u_centre;
-    float dist2 = dot(w, w);
-    vec3 t1 = vec3(0.0);
-    float cosTheta = 1.0;
+    precise vec3 w = p - u_centre;
+    precise float dist2 = dot(w, w);
+    precise vec3 t1 = vec3(0.0);
+    precise float cosTheta = 1.0;
     if (dist2 > 0.0) {
-      vec3 wn = w / sqrt(dist2);
+      precise vec3 wn = w / sqrt(dist2);
       cosTheta = max(abs(dot(wn, n)), kMinFootprintCos);
       t1 = cross(n, wn);
     }
-    if (dot(t1, t1) < 1e-12) t1 = abs(n.x) < 0.9 ? cross(n, vec3(1, 0, 0)) : cross(n, vec3(0, 1, 0));
-    t1 = normalize(t1);
-    vec3 t2 = cross(n, t1);
-    float halfShort = 0.5 * sqrt(area * cosTheta);
-    float halfLong = halfShort / cosTheta;
+    precise float t1len2 = dot(t1, t1);
+    if (t1len2 < 1e-12) {  // seen head-on (or from the point itself): any tangent will do
+      t1 = abs(n.x) < 0.9 ? cross(n, vec3(1, 0, 0)) : cross(n, vec3(0, 1, 0));
+      t1len2 = dot(t1, t1);
+    }
+    t1 = t1 / sqrt(t1len2);
+    precise vec3 t2 = cross(n, t1);
+    precise float halfShort = 0.5 * sqrt(area * cosTheta);
+    precise float halfLong = halfShort / cosTheta;
     e1 = ldiPlane(ldi, t1) * (kSplatCoverage * halfShort * u_invPixelSize);
     e2 = ldiPlane(ldi, t2) * (kSplatCoverage * halfLong * u_invPixelSize);
     if (edgeReach != vec3(0.0)) {  // extended towards an edge (ibrr/splat.hpp, splatFootprint)
-      vec2 range1 = reachRange(dot(edgeReach, t1) / (kSplatCoverage * halfShort));
-      vec2 range2 = reachRange(dot(edgeReach, t2) / (kSplatCoverage * halfLong));
+      precise vec2 range1 = reachRange(dot(edgeReach, t1) / (kSplatCoverage * halfShort));
+      precise vec2 range2 = reachRange(dot(edgeReach, t2) / (kSplatCoverage * halfLong));
       s.centre += range1.x * e1 + range2.x * e2;
       e1 *= range1.y;
       e2 *= range2.y;
@@ -106,26 +115,26 @@ Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
     e2 = clampLength(e2, kMaxHalfExtent);
   }
   s.own = min(ivec2(s.centre), ivec2(u_ldcResolution - 1));
-  vec2 halfExtent;
+  precise vec2 halfExtent;
   s.ownOnly = false;
   if (u_gaussian == 0) {
-    float det = e1.x * e2.y - e2.x * e1.y;
+    precise float det = e1.x * e2.y - e2.x * e1.y;
     if (!(abs(det) > 1e-12)) {
       s.ownOnly = true;
       s.lo = s.hi = s.own;
       return s;
     }
-    float invDet = 1.0 / det;
+    precise float invDet = 1.0 / det;
     s.m00 = e2.y * invDet;
     s.m01 = -e2.x * invDet;
     s.m10 = -e1.y * invDet;
     s.m11 = e1.x * invDet;
     halfExtent = abs(e1) + abs(e2);
   } else {
-    float a = (e1.x * e1.x + e2.x * e2.x) / 3.0 + 1.0 / 12.0;
-    float b = (e1.x * e1.y + e2.x * e2.y) / 3.0;
-    float c = (e1.y * e1.y + e2.y * e2.y) / 3.0 + 1.0 / 12.0;
-    float vdet = a * c - b * b;
+    precise float a = (e1.x * e1.x + e2.x * e2.x) / 3.0 + 1.0 / 12.0;
+    precise float b = (e1.x * e1.y + e2.x * e2.y) / 3.0;
+    precise float c = (e1.y * e1.y + e2.y * e2.y) / 3.0 + 1.0 / 12.0;
+    precise float vdet = a * c - b * b;
     s.m00 = c / vdet;
     s.m01 = -b / vdet;
     s.m11 = a / vdet;
@@ -145,13 +154,13 @@ float splatWeight(Splat s, ivec2 q) {
   } else if (s.ownOnly) {
     return 0.0;
   }
-  vec2 d = vec2(q) + 0.5 - s.centre;
+  precise vec2 d = vec2(q) + 0.5 - s.centre;
   if (u_gaussian == 0) {
-    float alpha = s.m00 * d.x + s.m01 * d.y;
-    float beta = s.m10 * d.x + s.m11 * d.y;
+    precise float alpha = s.m00 * d.x + s.m01 * d.y;
+    precise float beta = s.m10 * d.x + s.m11 * d.y;
     return abs(alpha) <= kEdgeSlack && abs(beta) <= kEdgeSlack ? 1.0 : 0.0;
   }
-  float m2 = s.m00 * d.x * d.x + 2.0 * s.m01 * d.x * d.y + s.m11 * d.y * d.y;
+  precise float m2 = s.m00 * d.x * d.x + 2.0 * s.m01 * d.x * d.y + s.m11 * d.y * d.y;
   return q == s.own || m2 <= kGaussianCutoff2 ? exp(-0.5 * m2) : 0.0;
 }
 
@@ -166,16 +175,18 @@ int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment, bool ownPixel) {
   float bestDistance = u_epsDistance;
   for (uint l = b_offsets[g]; l < b_offsets[g + 1u]; ++l) {
     vec4 plane = b_planes[l];
-    float distance = abs(dot(p, plane.xyz) - plane.w);
-    if (distance < bestDistance && dot(n, plane.xyz) > u_minCos) {
+    precise float distance = abs(dot(p, plane.xyz) - plane.w);
+    precise float cosine = dot(n, plane.xyz);
+    if (distance < bestDistance && cosine > u_minCos) {
       best = int(l);
       bestDistance = distance;
     }
   }
   for (int l = ownPixel && best < 0 ? b_extraHead[g] : -1; l >= 0; l = b_extraNext[l]) {
     vec4 plane = b_planes[l];
-    float distance = abs(dot(p, plane.xyz) - plane.w);
-    if (distance < bestDistance && dot(n, plane.xyz) > u_minCos && bornBy(b_births[l], moment)) {
+    precise float distance = abs(dot(p, plane.xyz) - plane.w);
+    precise float cosine = dot(n, plane.xyz);
+    if (distance < bestDistance && cosine > u_minCos && bornBy(b_births[l], moment)) {
       best = l;
       bestDistance = distance;
     }
@@ -189,11 +200,12 @@ float texelSolidAngle(ivec2 texel) {
   bool front = texel.y < u_resolution;
   int row = front ? texel.y : (texel.y - u_resolution) % u_sideFaceRows;
   bool halfFace = !front && u_sideFaceRows * 2 == u_resolution;
-  float side = 2.0 / float(u_resolution);
-  float a = -1.0 + (float(texel.x) + 0.5) * side;
-  float b = (halfFace ? 0.0 : -1.0) + (float(row) + 0.5) * side;
-  float rho2 = 1.0 + a * a + b * b;
-  return side * side / (rho2 * sqrt(rho2));
+  precise float side = 2.0 / float(u_resolution);
+  precise float a = -1.0 + (float(texel.x) + 0.5) * side;
+  precise float b = (halfFace ? 0.0 : -1.0) + (float(row) + 0.5) * side;
+  precise float rho2 = 1.0 + a * a + b * b;
+  precise float solidAngle = side * side / (rho2 * sqrt(rho2));
+  return solidAngle;
 }
 
 // The edge reach of the texel's sample (p, n, area): the sum over its four neighbours within its face that meet
@@ -203,16 +215,18 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
   int faceRows = front ? u_resolution : u_sideFaceRows;
   int firstRow = front ? 0 : u_resolution + ((texel.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
   const ivec2 kSteps[4] = ivec2[4](ivec2(-1, 0), ivec2(1, 0), ivec2(0, -1), ivec2(0, 1));
-  vec3 reach = vec3(0.0);
+  precise vec3 reach = vec3(0.0);
   for (int k = 0; k < 4; ++k) {
     ivec2 neighbour = texel + kSteps[k];
     if (neighbour.x < 0 || neighbour.x >= u_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
       continue;
     vec4 position = texelFetch(u_atlasPosition, neighbour, 0);
     if (position.w < 0.5) continue;
-    vec3 apart = position.xyz - p;
-    if (dot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz) < kEdgeNormalCos &&
-        dot(apart, apart) < kEdgeMeetFootprints2 * area)
+    precise vec3 apart = position.xyz - p;
+    precise float cosine = dot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz);
+    precise float apart2 = dot(apart, apart);
+    precise float meet2 = kEdgeMeetFootprints2 * area;
+    if (cosine < kEdgeNormalCos && apart2 < meet2)
       reach += apart - n * dot(apart, n);
   }
   return reach;
@@ -228,42 +242,44 @@ uint insertTexel(ivec2 texel, inout uint samples) {
   if (u_clamp > 0.0) g = min(g, u_clamp);
   if (!(g > 0.0)) return 0u;  // back-facing to the VPL or outside a spot's cone: no light
   vec3 p = position.xyz;
-  vec3 toCentre = u_centre - p;
-  float distance = length(toCentre);
-  float cosTheta = distance > 0.0 ? dot(normalGeometry.xyz, toCentre) / distance : 1.0;
-  float area = texelSolidAngle(texel) * distance * distance / max(abs(cosTheta), kMinFootprintCos);
+  precise vec3 toCentre = u_centre - p;
+  precise float distance = sqrt(dot(toCentre, toCentre));
+  precise float cosTheta = distance > 0.0 ? dot(normalGeometry.xyz, toCentre) / distance : 1.0;
+  precise float area = texelSolidAngle(texel) * distance * distance / max(abs(cosTheta), kMinFootprintCos);
 
-  float len2 = dot(normalGeometry.xyz, normalGeometry.xyz);
+  precise float len2 = dot(normalGeometry.xyz, normalGeometry.xyz);
   bool valid = len2 > 1e-20 && !any(isinf(p)) && !any(isnan(p)) && !isinf(area) && !isnan(area) && !isinf(g);
-  vec3 n = normalGeometry.xyz * inversesqrt(max(len2, 1e-30));
+  precise float invLength = 1.0 / sqrt(max(len2, 1e-30));
+  precise vec3 n = normalGeometry.xyz * invLength;  // the host normalises the listed misses' own way
   int ldi = dominantAxis(n);
-  vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
+  precise vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
   if (!valid || any(lessThan(pixel, vec2(0.0))) || any(greaterThanEqual(pixel, vec2(u_ldcResolution)))) {
     if (u_missPass == 0) atomicAdd(b_control[6], 1u);
     return 0u;
   }
   uvec2 moment = uvec2(u_hemicube, uint(texel.y * u_resolution + texel.x));  // the sample's place in the order
+  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
+  // The pixel the sample lies in (an edge reach may move the splat's centre, and its own pixel, out of it).
+  ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
+  uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
   if (u_missPass == 1) {
-    ivec2 own = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
-    uint ownPixel = uint(ldi * u_ldcResolution * u_ldcResolution + own.y * u_ldcResolution + own.x);
-    if (matchLayer(ownPixel, p, n, moment, true) < 0) {
+    // A share of the pixel it lies in that matches no layer opens one: listed when the splat covers that pixel.
+    bool covers = all(greaterThanEqual(lies, s.lo)) && all(lessThanEqual(lies, s.hi)) && splatWeight(s, lies) != 0.0;
+    uint liesPixel = base + uint(lies.y * u_ldcResolution + lies.x);
+    if (covers && matchLayer(liesPixel, p, n, moment, true) < 0) {
       uint index = atomicAdd(b_control[10], 1u);
       if (index < b_control[11])
-        b_misses[index] = uvec4(moment.y, ownPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
+        b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
       if (index < b_control[11])
-        b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(n));
+        b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(normalGeometry.xyz));
     }
     return 0u;
   }
   ++samples;
-  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
-  float weightSum = 0.0;
+  precise float weightSum = 0.0;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) weightSum += splatWeight(s, ivec2(i, j));
-  float areaScale = max(area, u_minArea) / weightSum;  // A/W
-  uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
-  // The pixel the sample lies in (the miss pass's; an edge reach may move the splat's centre out of it).
-  ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
+  precise float areaScale = max(area, u_minArea) / weightSum;  // A/W
   uint writes = 0u;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) {
@@ -276,7 +292,7 @@ uint insertTexel(ivec2 texel, inout uint samples) {
         if (ivec2(i, j) == lies) atomicAdd(b_control[7], 1u);  // the miss pass opened one: never
         continue;  // spill beside the layers: dropped, as on the CPU
       }
-      float a = w * areaScale;  // world units²
+      precise float a = w * areaScale;  // world units²
       uint at = 4u * uint(layer);
       atomicAdd64(at, floor(a * g * kSumScale + 0.5));
       atomicAdd64(at + 2u, floor(a * u_invPixelSize * u_invPixelSize * kAreaScale + 0.5));

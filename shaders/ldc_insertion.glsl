@@ -26,6 +26,7 @@ layout(std430, binding = IBRR_B_WARP_EXTRA_HEADS) readonly buffer ExtraHeads { i
 layout(std430, binding = IBRR_B_WARP_EXTRA_NEXT) readonly buffer ExtraNext { int b_extraNext[]; };
 layout(std430, binding = IBRR_B_WARP_BIRTHS) readonly buffer Births { uvec2 b_births[]; };
 // The samples of the miss pass whose own pixel has no layer: (texel, pixel, p.x, p.y), (p.z, n.x, n.y, n.z)
+// with n the atlas normal as rendered (the host normalises it as the CPU warp does, ibrr::sampleUnitNormal)
 // as raw bits; their count is b_control[10].
 layout(std430, binding = IBRR_B_WARP_MISSES) writeonly buffer Misses { uvec4 b_misses[]; };
 

@@ -229,7 +229,8 @@ void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
   for (std::uint32_t k : order) {
     const glm::uvec4 a = misses[k], b = misses[m_missCapacity + k];
     const glm::vec3 p(std::bit_cast<float>(a.z), std::bit_cast<float>(a.w), std::bit_cast<float>(b.x));
-    const glm::vec3 n(std::bit_cast<float>(b.y), std::bit_cast<float>(b.z), std::bit_cast<float>(b.w));
+    const glm::vec3 n =
+        sampleUnitNormal(glm::vec3(std::bit_cast<float>(b.y), std::bit_cast<float>(b.z), std::bit_cast<float>(b.w)));
     const std::uint32_t pixel = a.y;
     if (matchExtra(pixel, p, n) >= 0) continue;
     const auto id = static_cast<std::int32_t>(m_planes.size());

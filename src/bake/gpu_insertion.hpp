@@ -3,15 +3,16 @@
 // over its atlas (shaders/ldc_insert.comp), with no readback; the store comes back once, at the end.
 //
 // It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per hemicube:
-//   1. a miss pass lists the samples whose own pixel has no layer (a surface the seeds lack: the back of an
-//      open surface, which the seeds take from the front); the host reads back their count (4 bytes) and,
-//      when there are any, the list;
-//   2. the host opens their layers in sample order, as the CPU builder does, and uploads them as per-pixel
-//      lists with their births, so that a sample sees only the layers opened before it;
+//   1. a miss pass lists the samples whose splat covers the pixel they lie in and find no layer there (a
+//      surface the seeds lack: the back of an open surface, which the seeds take from the front); the host
+//      reads back their count (4 bytes) and, when there are any, the list;
+//   2. the host opens their layers in sample order, with the planes the CPU builder gives them
+//      (ibrr::sampleUnitNormal), and uploads them as per-pixel lists with their births, so that a sample sees
+//      only the layers opened before it;
 //   3. the accumulating pass matches and adds; a flush adds the hemicube's means to the totals.
-// One difference from the CPU builder remains: it lets the samples of a chunk that fall on one pixel's plane
-// share that pixel's record (ibrr/ldc_builder.cpp), while here each sample is matched by its own plane. They
-// differ only where two layers of a pixel lie within ε of a sample.
+// The matching rule is the CPU builder's (ibrr/ldc_builder.hpp): every share a sample gives a pixel is matched
+// by the sample's own plane, so the two warps give the same layers and, within the float rounding of the CPU's
+// sums, the same radiosity.
 //
 // Each hemicube's sums are 64-bit fixed point, added with integer atomics, so a bake gives the same store run
 // after run; the hemicube means are added to the totals in hemicube order (shaders/ldc_insertion.glsl).
