@@ -6,6 +6,7 @@
 #include "ibrr/store_file.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
+#include "store/store_agreement.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,8 @@
 #include <string_view>
 
 using namespace ibrr;
+using test::compareStores;
+using test::StoreAgreement;
 
 namespace {
 
@@ -336,44 +339,6 @@ TEST_CASE("a bake's checkpoint after P of N paths equals a bake of P paths, and 
 
 namespace {
 
-// Agreement of two stores of the same layout. A pixel whose layer planes are the same in both is compared
-// layer by layer: the hemicube count, and the relative difference of the radiosity against the layer's largest
-// channel (floored at 1e-6 of the store's brightest value, below which a layer is dark and any difference is
-// noise). Pixels whose planes differ are counted apart, with their layers.
-struct StoreAgreement {
-  std::size_t layers = 0;       // in the expected store
-  std::size_t beyond = 0;       // layers of matching pixels with another count or beyond the tolerance
-  std::size_t otherLayers = 0;  // expected layers in pixels whose planes differ
-  double worst = 0.0;
-};
-
-StoreAgreement compareStores(const LayeredDepthCube& actual, const LayeredDepthCube& expected, double tolerance) {
-  StoreAgreement agreement;
-  REQUIRE(actual.offsets().size() == expected.offsets().size());
-  float brightest = 0.0f;
-  for (const PackedLayer& y : expected.layers()) brightest = std::max({brightest, y.r, y.g, y.b});
-  for (std::uint32_t g = 0; g + 1 < expected.offsets().size(); ++g) {
-    const auto a = actual.pixelLayers(g), e = expected.pixelLayers(g);
-    const bool sameStructure = a.size() == e.size() && std::equal(a.begin(), a.end(), e.begin(), [](auto& x, auto& y) {
-                                 return x.normal == y.normal && x.d == y.d;
-                               });
-    if (!sameStructure) {
-      agreement.otherLayers += e.size();
-      continue;
-    }
-    for (std::size_t k = 0; k < e.size(); ++k) {
-      const PackedLayer &x = a[k], &y = e[k];
-      const double scale = std::max({1e-6 * double(brightest), double(y.r), double(y.g), double(y.b)});
-      const double difference =
-          std::max({std::fabs(double(x.r) - y.r), std::fabs(double(x.g) - y.g), std::fabs(double(x.b) - y.b)}) / scale;
-      agreement.worst = std::max(agreement.worst, difference);
-      if (difference > tolerance || x.count != y.count) ++agreement.beyond;
-    }
-  }
-  agreement.layers = expected.layers().size();
-  return agreement;
-}
-
 // The options of the conference room's reference store (tests/data/conference_r48_p32.ibrr): chairs put
 // several layers within ε of one another in a pixel, where the warps' matching rule decides which layer a sample's
 // share goes to.
@@ -388,57 +353,6 @@ bake::BakeOptions conferenceTestBake() {
 }
 
 }  // namespace
-
-TEST_CASE("the bake gives the committed reference stores: the same layers, radiosity within 1e-5 per layer",
-          "[ibrr][gpu]") {
-  // tests/data/cornell_r64_p48.ibrr and conference_r48_p32.ibrr pin what a bake produces, so that a new
-  // insertion (or seeding, or hemicube pass) can show it keeps the store's meaning: the same scene and
-  // options must give the same layers and counts and, within float rounding, the same radiosity. They were
-  // baked with these commands (the options below):
-  //   ibrr bake scenes/cornell.json -o tests/data/cornell_r64_p48.ibrr --paths 48 --ldc 64 --hemicube 64
-  //        --indirect-hemicube 32 --bias-compensation off --warp cpu
-  //   ibrr bake scenes/conference.json -o tests/data/conference_r48_p32.ibrr --paths 32 --ldc 48 --hemicube 32
-  //        --indirect-hemicube 16 --bias-compensation off --warp cpu
-  // (on an AVX-512 Xeon; the conference room's again when every share of a sample came to be matched by the
-  // sample's own plane, the one rule of both warps: 4.5% of its layers moved, the Cornell box's none).
-  // The hemicubes were rasterised by llvmpipe; another GL rasterises a few edge pixels differently, so the
-  // comparison runs on llvmpipe only. llvmpipe compiles its rasteriser for the host CPU, so on another
-  // CPU a few edge pixels may differ too: earlier files made on another CPU gave 0.04% (Cornell) and 0.3%
-  // (conference) of layers beyond 1e-5 on the Xeon, with 0% and 1.2% of the layers in pixels whose layers
-  // differ (measured). A change of meaning moves every layer; the bounds below (1% and 2%) catch it on any
-  // CPU. The GPU warp is held to the CPU warp's store exactly, on the same machine, by the next test.
-  test::glContext();
-  const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-  if (!renderer || !std::string_view(renderer).starts_with("llvmpipe")) {
-    WARN("skipped: the reference stores were baked on llvmpipe, this GL is " << (renderer ? renderer : "unknown"));
-    return;
-  }
-  struct Case {
-    std::filesystem::path scene, store;
-    bake::BakeOptions options;
-  };
-  bake::BakeOptions cornell;
-  cornell.biasCompensation = false;  // the files pin the warp's store, baked before the compensation
-  cornell.paths = 48;
-  cornell.ldcResolution = 64;
-  cornell.hemicubeResolution = 64;
-  cornell.indirectHemicubeResolution = 32;
-  const bake::BakeOptions conference = conferenceTestBake();
-  const Case cases[] = {{test::sceneDir() / "cornell.json", "cornell_r64_p48.ibrr", cornell},
-                        {test::sceneDir() / "conference.json", "conference_r48_p32.ibrr", conference}};
-  for (const Case& c : cases) {
-    const scene::Scene scene = scene::loadScene(c.scene);
-    const LayeredDepthCube expected = loadStore(test::sourceDir() / "tests" / "data" / c.store, scene.fingerprint());
-    bake::BakeOptions options = c.options;
-    options.warp = bake::WarpDevice::Cpu;
-    const StoreAgreement agreement = compareStores(bake::bakeStore(scene, options).store, expected, 1e-5);
-    INFO(c.store.string() << ": " << agreement.beyond << " of " << agreement.layers << " layers beyond 1e-5, worst "
-                          << agreement.worst << "; " << agreement.otherLayers
-                          << " layers in pixels of another structure");
-    CHECK(agreement.beyond <= agreement.layers / 100);
-    CHECK(agreement.otherLayers <= agreement.layers * 2 / 100);
-  }
-}
 
 TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes run after run", "[ibrr][gpu]") {
   test::glContext();
