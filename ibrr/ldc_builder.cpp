@@ -312,16 +312,18 @@ struct InsertionPass {
     }
   }
 
-  // The nearest seeded layer of the tile's pixel that the sample lies on, or -1 (accumulate's first choice). The
-  // seeded layers do not change while samples are inserted, so phase 1 may read them from every thread.
-  std::int32_t nearestSeededLayer(std::uint32_t tileIndex, std::uint32_t localPixel, const RecordPlane& plane) const {
-    const LdcBuilder::Tile& tile = *tiles[tileIndex];
+  // The nearest layer of the tile's pixel that a sample at p with normal n lies on (paper §3.1: |p·n_l − d_l| < ε_d
+  // and n·n_l > 1 − ε_n), among the seeded layers or among those hemicubes opened; -1 when none. Before seeding,
+  // and without seeds, every layer counts as seeded. The seeded layers do not change while samples are inserted,
+  // so phase 1 may read them from every thread.
+  std::int32_t nearestLayer(const LdcBuilder::Tile& tile, std::uint32_t localPixel, const glm::vec3& p,
+                            const glm::vec3& n, bool opened) const {
     std::int32_t best = -1;
     float bestDistance = epsDistance;
     for (std::int32_t idx = tile.head[localPixel]; idx >= 0; idx = tile.layers[std::size_t(idx)].next) {
       const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
-      if (layer.opened) continue;
-      const float dist = planeDistance(layer, plane.position, plane.normal, minCos);
+      if (layer.opened != opened) continue;
+      const float dist = planeDistance(layer, p, n, minCos);
       if (dist < bestDistance) {
         best = idx;
         bestDistance = dist;
@@ -345,7 +347,7 @@ struct InsertionPass {
     std::int32_t layer = -1;
     bool foldable = seedOnly;
     if (seeded && !seedOnly) {
-      layer = nearestSeededLayer(tile, localPixel, plane);
+      layer = nearestLayer(*tiles[tile], localPixel, plane.position, plane.normal, false);
       if (layer < 0 && !ownPixel) return;  // spill beside the layers
       foldable = layer >= 0;
     }
@@ -474,31 +476,15 @@ struct InsertionPass {
     std::uint32_t chunkSample = 0, record = 0;  // the record's place within its hemicube, for deferral
   };
 
-  // Where a record's share of one pixel goes (paper §3.1: |p'·n − d| < ε_d and n'·n > 1 − ε_n, the nearest
-  // plane winning): the nearest seeded layer (before seeding, and without seeds, every layer counts as
-  // seeded); failing that, spill is dropped, and a record in its own pixel joins the nearest layer an earlier
-  // record opened there or opens one, unless opened layers are deferred (deferOpenedLayers). Spill never
-  // opens a layer and never reaches an opened one: a VPL opens a layer only where its sample lies (a surface
-  // the seeds lack, such as the back of a thin wall), so the layers do not depend on the VPLs, and what a
-  // hemicube adds to the store does not depend on the hemicubes before it (a distributed bake's shares add
-  // up to the whole bake).
+  // Where a record's share of one pixel goes (nearestLayer): the nearest seeded layer; failing that, spill is dropped,
+  // and a record in its own pixel joins the nearest layer an earlier record opened there or opens one, unless opened
+  // layers are deferred (deferOpenedLayers). Spill never opens a layer and never reaches an opened one: a VPL opens a
+  // layer only where its sample lies (a surface the seeds lack, such as the back of a thin wall), so the layers do not
+  // depend on the VPLs, and what a hemicube adds to the store does not depend on the hemicubes before it (a distributed
+  // bake's shares add up to the whole bake).
   void accumulate(LdcBuilder::Tile& tile, const TilePlace& place, std::uint32_t localPixel, const TileRecord& rec,
                   const RecordOrder& order, float area, const glm::vec3& areaValue) const {
-    std::int32_t bestSeeded = -1, bestOpened = -1, last = -1;
-    float seededDistance = epsDistance, openedDistance = epsDistance;
-    for (std::int32_t idx = tile.head[localPixel]; idx >= 0; idx = tile.layers[std::size_t(idx)].next) {
-      const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
-      const float dist = planeDistance(layer, rec.position, rec.normal, minCos);
-      if (!layer.opened && dist < seededDistance) {
-        bestSeeded = idx;
-        seededDistance = dist;
-      } else if (layer.opened && dist < openedDistance) {
-        bestOpened = idx;
-        openedDistance = dist;
-      }
-      last = idx;
-    }
-    std::int32_t best = bestSeeded;
+    std::int32_t best = nearestLayer(tile, localPixel, rec.position, rec.normal, false);
     if (best < 0 && seeded && !seedOnly) {
       const int i = place.iBase + static_cast<int>(localPixel) % tileSize;
       const int j = place.jBase + static_cast<int>(localPixel) / tileSize;
@@ -510,15 +496,14 @@ struct InsertionPass {
                                                 order.record, rec.position, rec.normal, areaValue, area});
         return;
       }
-      best = bestOpened;
+      best = nearestLayer(tile, localPixel, rec.position, rec.normal, true);
     }
-    if (best < 0) {
+    if (best < 0) {  // a new layer, at the end of the pixel's list
       best = static_cast<std::int32_t>(tile.layers.size());
       tile.layers.push_back(layerOnPlaneOf(rec.position, rec.normal, seeded && !seedOnly));
-      if (last < 0)
-        tile.head[localPixel] = best;
-      else
-        tile.layers[static_cast<std::size_t>(last)].next = best;
+      std::int32_t* link = &tile.head[localPixel];
+      while (*link >= 0) link = &tile.layers[static_cast<std::size_t>(*link)].next;
+      *link = best;
     }
     if (seedOnly) return;  // a seed only makes sure the layer exists
     addToLayer(tile, best, rec.hemicube, area, areaValue);

@@ -3,12 +3,13 @@
 //
 // insert() warps a batch of hemicubes into the three LDIs in parallel with TBB and is deterministic: the same
 // sequence of hemicubes gives the same store, byte for byte, whatever the thread count and however the
-// hemicubes are grouped into insert() calls. How:
+// hemicubes are grouped into insert() calls.
+//
 // The matching rule, one for this builder and the GPU warp (src/bake/gpu_insertion.hpp): every share a sample
 // gives a pixel is matched by that sample's own plane (p, n). It goes to the nearest seeded layer of the pixel
 // with |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n; failing one, a share of the sample's own pixel goes to the
 // nearest layer an earlier sample opened there (sample order: hemicube, then atlas texel) or opens one, and
-// spill into the pixels around is dropped.
+// spill into the pixels around is dropped. How:
 //   1. Each hemicube's samples are cut into fixed-size chunks (independent of the thread count and of the
 //      batching). In parallel, each chunk computes every sample's LDI, plane and splat and turns it into
 //      records: for a small splat each covered pixel's share is matched against the seeded layers (which no

@@ -258,23 +258,24 @@ uint insertTexel(ivec2 texel, inout uint samples) {
     return 0u;
   }
   uvec2 moment = uvec2(u_hemicube, uint(texel.y * u_resolution + texel.x));  // the sample's place in the order
-  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
   // The pixel the sample lies in (an edge reach may move the splat's centre, and its own pixel, out of it).
   ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
   uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
   if (u_missPass == 1) {
     // A share of the pixel it lies in that matches no layer opens one: listed when the splat covers that pixel.
-    bool covers = all(greaterThanEqual(lies, s.lo)) && all(lessThanEqual(lies, s.hi)) && splatWeight(s, lies) != 0.0;
+    // Most samples match, so the splat is set up only for those that do not.
     uint liesPixel = base + uint(lies.y * u_ldcResolution + lies.x);
-    if (covers && matchLayer(liesPixel, p, n, moment, true) < 0) {
-      uint index = atomicAdd(b_control[10], 1u);
-      if (index < b_control[11])
-        b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
-      if (index < b_control[11])
-        b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(normalGeometry.xyz));
+    if (matchLayer(liesPixel, p, n, moment, true) >= 0) return 0u;
+    Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
+    if (any(lessThan(lies, s.lo)) || any(greaterThan(lies, s.hi)) || splatWeight(s, lies) == 0.0) return 0u;
+    uint index = atomicAdd(b_control[10], 1u);
+    if (index < b_control[11]) {
+      b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
+      b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(normalGeometry.xyz));
     }
     return 0u;
   }
+  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
   ++samples;
   precise float weightSum = 0.0;
   for (int j = s.lo.y; j <= s.hi.y; ++j)

@@ -2,6 +2,7 @@
 // Analytic scenes and helpers shared by the store tests (all lengths in metres, intensities in W/sr).
 
 #include "ibrr/ldc_builder.hpp"
+#include "ibrr/surface_seeds.hpp"
 #include "ibrr/synthetic.hpp"
 
 #include <glm/glm.hpp>
@@ -20,6 +21,14 @@ inline glm::vec3 analyticSum(const AnalyticScene& scene, const std::vector<Point
   glm::vec3 sum(0.0f);
   for (const PointLight& l : lights) sum += synthetic::analyticRadiosity(scene, l, p, n);
   return sum;
+}
+
+// The two triangles of a quad, corner normals = its front normal: a quad as the geometry seeds take it.
+inline void addQuadTriangles(const synthetic::Quad& q, std::vector<SeedTriangle>& out) {
+  const glm::vec3 n = q.normal();
+  const glm::vec3 a = q.origin, b = q.origin + q.edgeU, c = q.origin + q.edgeU + q.edgeV, d = q.origin + q.edgeV;
+  out.push_back(SeedTriangle{{a, b, c}, {n, n, n}});
+  out.push_back(SeedTriangle{{a, c, d}, {n, n, n}});
 }
 
 inline std::vector<HemicubeSamples> renderAll(const AnalyticScene& scene, const std::vector<PointLight>& lights,

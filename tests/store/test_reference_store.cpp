@@ -22,17 +22,11 @@
 #include <string>
 
 using namespace ibrr;
+using ibrr::test::addQuadTriangles;
 using ibrr::test::AnalyticScene;
 using ibrr::test::PointLight;
 
 namespace {
-
-void addQuadTriangles(const synthetic::Quad& q, std::vector<SeedTriangle>& out) {
-  const glm::vec3 n = q.normal();
-  const glm::vec3 a = q.origin, b = q.origin + q.edgeU, c = q.origin + q.edgeU + q.edgeV, d = q.origin + q.edgeV;
-  out.push_back(SeedTriangle{{a, b, c}, {n, n, n}});
-  out.push_back(SeedTriangle{{a, c, d}, {n, n, n}});
-}
 
 // A 4 × 3 × 5 m room at R = 32 (a pixel ≈ 0.17 m) holding what the matching rule decides: a box on the floor
 // (edges where surfaces meet, contact shadows), a shelf and a tilted board crossing it (along the crossing the
@@ -60,7 +54,8 @@ PinnedScene pinnedScene() {
   return pinned;
 }
 
-LayeredDepthCube buildPinned(const PinnedScene& pinned, SplatKernel kernel) {
+// A builder of the pinned scene at R = 32 with its geometry seeds and no hemicube yet.
+LdcBuilder seededBuilder(const PinnedScene& pinned, SplatKernel kernel) {
   LdcParams params;
   params.bounds = pinned.scene.bounds();
   params.resolution = 32;
@@ -68,6 +63,11 @@ LayeredDepthCube buildPinned(const PinnedScene& pinned, SplatKernel kernel) {
   HemicubeSamples seeds;
   appendSurfaceSeeds(builder.frame(), pinned.seeded, seeds);
   builder.seedLayers(seeds.view());
+  return builder;
+}
+
+LayeredDepthCube buildPinned(const PinnedScene& pinned, SplatKernel kernel) {
+  LdcBuilder builder = seededBuilder(pinned, kernel);
   const auto samples = test::renderAll(pinned.scene, pinned.lights, 48);
   builder.insert(test::views(samples));
   return builder.finalize();
@@ -75,10 +75,7 @@ LayeredDepthCube buildPinned(const PinnedScene& pinned, SplatKernel kernel) {
 
 }  // namespace
 
-TEST_CASE(
-    "the builder gives the committed reference stores on any processor: the same layers, radiosity within "
-    "1e-5",
-    "[builder]") {
+TEST_CASE("the builder gives the committed reference stores on any processor, radiosity within 1e-5", "[builder]") {
   const PinnedScene pinned = pinnedScene();
   const std::filesystem::path data = std::filesystem::path(IBRR_SOURCE_DIR) / "tests" / "data";
   for (const auto& [kernel, name] : {std::pair{SplatKernel::Box, "analytic_box_r32.ibrr"},
@@ -107,10 +104,7 @@ TEST_CASE("the pinned scene holds layers the hemicubes opened, and light on most
   const LayeredDepthCube store = buildPinned(pinned, SplatKernel::Box);
   std::size_t litLayers = 0;
   for (const PackedLayer& layer : store.layers()) litLayers += layer.count > 0 ? 1 : 0;
-  LdcBuilder seedsOnly(store.params());
-  HemicubeSamples seeds;
-  appendSurfaceSeeds(seedsOnly.frame(), pinned.seeded, seeds);
-  seedsOnly.seedLayers(seeds.view());
+  const LdcBuilder seedsOnly = seededBuilder(pinned, SplatKernel::Box);
   INFO(store.layers().size() << " layers, " << seedsOnly.stats().layers << " seeded, " << litLayers << " lit");
   CHECK(store.layers().size() > seedsOnly.stats().layers);  // the panel opened layers
   CHECK(litLayers > store.layers().size() / 2);

@@ -10,20 +10,9 @@
 #include <tuple>
 
 using namespace ibrr;
+using ibrr::test::addQuadTriangles;
 using ibrr::test::AnalyticScene;
 using ibrr::test::PointLight;
-
-namespace {
-
-// The two triangles of a quad, corner normals = its front normal.
-void addQuadTriangles(const synthetic::Quad& q, std::vector<SeedTriangle>& out) {
-  const glm::vec3 n = q.normal();
-  const glm::vec3 a = q.origin, b = q.origin + q.edgeU, c = q.origin + q.edgeU + q.edgeV, d = q.origin + q.edgeV;
-  out.push_back(SeedTriangle{{a, b, c}, {n, n, n}});
-  out.push_back(SeedTriangle{{a, c, d}, {n, n, n}});
-}
-
-}  // namespace
 
 TEST_CASE("seeds cover exactly the LDI pixels each axis-aligned face overlaps", "[seeds]") {
   // A box whose faces project onto whole pixels of an R = 16 cube over [0, 16]³ (margin 0: pixel = 1 unit).
@@ -60,8 +49,7 @@ TEST_CASE("seeds cover exactly the LDI pixels each axis-aligned face overlaps", 
     expected += 2u * std::size_t(iCount * jCount);
     for (int side = 0; side < 2; ++side)
       for (int j = int(std::floor(lo[v])); j < int(std::ceil(hi[v])); ++j)
-        for (int i = int(std::floor(lo[u])); i < int(std::ceil(hi[u])); ++i)
-          CHECK(seen.count({ldi, side, i, j}) == 1);
+        for (int i = int(std::floor(lo[u])); i < int(std::ceil(hi[u])); ++i) CHECK(seen.count({ldi, side, i, j}) == 1);
   }
   CHECK(seen.size() == expected);
   // Seeds lie on the box's faces.
@@ -87,8 +75,7 @@ TEST_CASE("a thin tilted triangle smaller than a pixel still gets a seed", "[see
   CHECK(dominantAxis(seeds.normals[0]) == 1);
 }
 
-TEST_CASE("a seeded store has a zero-radiosity layer where no VPL looked and the same radiosity elsewhere",
-          "[seeds]") {
+TEST_CASE("a seeded store has a zero-radiosity layer where no VPL looked and the same radiosity elsewhere", "[seeds]") {
   // A room with a box; one VPL under the ceiling. The box's faces and the floor get light; the box's bottom
   // (facing the floor, touching nothing) is never seen by the VPL.
   AnalyticScene room;
