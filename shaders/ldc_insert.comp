@@ -10,8 +10,9 @@
 //              the nearest plane winning, among the seeded layers and those born before the sample
 // Every value that decides a pixel, a layer or a sum is `precise` and computed in the operations and order of the
 // C++ warp (ibrr/splat.hpp, ibrr/ldc_builder.cpp, src/bake/bake.cpp): no fused multiply-adds, no approximate
-// reciprocal square roots (normalize, inversesqrt), since llvmpipe compiles those differently for each processor
-// and the two warps must give the same store on any of them.
+// reciprocal square roots (normalize, inversesqrt), since llvmpipe compiles those differently for each processor,
+// and every division and square root rounded exactly (exactDivide, exactSqrt), since GPUs approximate them: the
+// two warps must give the same store on llvmpipe on any processor and on a GPU.
 // The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and the host
 // opens their layers (src/bake/gpu_insertion.cpp) before the accumulating pass.
 //   accumulate Σ a·g and Σ a of the matched layer (ldc_insertion.glsl), and the layer joins the touched list
@@ -57,9 +58,32 @@ int dominantAxis(vec3 n) {
 vec2 ldiPlane(int ldi, vec3 v) {  // (u, v) = ((a+1) mod 3, (a+2) mod 3)
   return ldi == 0 ? v.yz : (ldi == 1 ? v.zx : v.xy);
 }
+// a / b and √x rounded to float exactly as IEEE float arithmetic (the C++ warp) gives them. GLSL lets a GPU
+// approximate float division and square roots, and NVIDIA's are off by an ulp or two, enough to move a splat's
+// edge across a pixel centre. Computed in double and rounded to float they are exact: a double carries more than
+// 2·24 + 2 bits, so the second rounding gives the correctly rounded float (and a few double ulps of error in the
+// GPU's double division or root cannot reach a float rounding boundary).
+float exactDivide(float a, float b) { return float(double(a) / double(b)); }
+vec3 exactDivide(vec3 v, float b) { return vec3(exactDivide(v.x, b), exactDivide(v.y, b), exactDivide(v.z, b)); }
+float exactSqrt(float x) { return float(sqrt(double(x))); }
+
+// dot and cross in glm's order of operations ((x + y) + z), which GLSL leaves to the compiler.
+float orderedDot(vec2 a, vec2 b) {
+  precise float d = a.x * b.x + a.y * b.y;
+  return d;
+}
+float orderedDot(vec3 a, vec3 b) {
+  precise float d = (a.x * b.x + a.y * b.y) + a.z * b.z;
+  return d;
+}
+vec3 orderedCross(vec3 x, vec3 y) {
+  precise vec3 c = vec3(x.y * y.z - y.y * x.z, x.z * y.x - y.z * x.x, x.x * y.y - y.x * x.y);
+  return c;
+}
+
 vec2 clampLength(vec2 v, float maxLength) {
-  precise float len2 = dot(v, v);
-  return len2 <= maxLength * maxLength ? v : v * (maxLength / sqrt(len2));
+  precise float len2 = orderedDot(v, v);
+  return len2 <= maxLength * maxLength ? v : v * exactDivide(maxLength, exactSqrt(len2));
 }
 
 // The splat of ibrr/splat.hpp: matrix m (box: inverse of [e1 e2]; Gaussian: V⁻¹ with m[1][0] unused), bounds.
@@ -85,28 +109,28 @@ Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
   precise vec2 e1 = vec2(0.0), e2 = vec2(0.0);
   if (area > 0.0) {
     precise vec3 w = p - u_centre;
-    precise float dist2 = dot(w, w);
+    precise float dist2 = orderedDot(w, w);
     precise vec3 t1 = vec3(0.0);
     precise float cosTheta = 1.0;
     if (dist2 > 0.0) {
-      precise vec3 wn = w / sqrt(dist2);
-      cosTheta = max(abs(dot(wn, n)), kMinFootprintCos);
-      t1 = cross(n, wn);
+      precise vec3 wn = exactDivide(w, exactSqrt(dist2));
+      cosTheta = max(abs(orderedDot(wn, n)), kMinFootprintCos);
+      t1 = orderedCross(n, wn);
     }
-    precise float t1len2 = dot(t1, t1);
+    precise float t1len2 = orderedDot(t1, t1);
     if (t1len2 < 1e-12) {  // seen head-on (or from the point itself): any tangent will do
-      t1 = abs(n.x) < 0.9 ? cross(n, vec3(1, 0, 0)) : cross(n, vec3(0, 1, 0));
-      t1len2 = dot(t1, t1);
+      t1 = abs(n.x) < 0.9 ? orderedCross(n, vec3(1, 0, 0)) : orderedCross(n, vec3(0, 1, 0));
+      t1len2 = orderedDot(t1, t1);
     }
-    t1 = t1 / sqrt(t1len2);
-    precise vec3 t2 = cross(n, t1);
-    precise float halfShort = 0.5 * sqrt(area * cosTheta);
-    precise float halfLong = halfShort / cosTheta;
+    t1 = exactDivide(t1, exactSqrt(t1len2));
+    precise vec3 t2 = orderedCross(n, t1);
+    precise float halfShort = 0.5 * exactSqrt(area * cosTheta);
+    precise float halfLong = exactDivide(halfShort, cosTheta);
     e1 = ldiPlane(ldi, t1) * (kSplatCoverage * halfShort * u_invPixelSize);
     e2 = ldiPlane(ldi, t2) * (kSplatCoverage * halfLong * u_invPixelSize);
     if (edgeReach != vec3(0.0)) {  // extended towards an edge (ibrr/splat.hpp, splatFootprint)
-      precise vec2 range1 = reachRange(dot(edgeReach, t1) / (kSplatCoverage * halfShort));
-      precise vec2 range2 = reachRange(dot(edgeReach, t2) / (kSplatCoverage * halfLong));
+      precise vec2 range1 = reachRange(exactDivide(orderedDot(edgeReach, t1), kSplatCoverage * halfShort));
+      precise vec2 range2 = reachRange(exactDivide(orderedDot(edgeReach, t2), kSplatCoverage * halfLong));
       s.centre += range1.x * e1 + range2.x * e2;
       e1 *= range1.y;
       e2 *= range2.y;
@@ -124,21 +148,22 @@ Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
       s.lo = s.hi = s.own;
       return s;
     }
-    precise float invDet = 1.0 / det;
+    precise float invDet = exactDivide(1.0, det);
     s.m00 = e2.y * invDet;
     s.m01 = -e2.x * invDet;
     s.m10 = -e1.y * invDet;
     s.m11 = e1.x * invDet;
     halfExtent = abs(e1) + abs(e2);
   } else {
-    precise float a = (e1.x * e1.x + e2.x * e2.x) / 3.0 + 1.0 / 12.0;
-    precise float b = (e1.x * e1.y + e2.x * e2.y) / 3.0;
-    precise float c = (e1.y * e1.y + e2.y * e2.y) / 3.0 + 1.0 / 12.0;
+    const float kTwelfth = 1.0 / 12.0;  // folded by the compiler
+    precise float a = exactDivide(e1.x * e1.x + e2.x * e2.x, 3.0) + kTwelfth;
+    precise float b = exactDivide(e1.x * e1.y + e2.x * e2.y, 3.0);
+    precise float c = exactDivide(e1.y * e1.y + e2.y * e2.y, 3.0) + kTwelfth;
     precise float vdet = a * c - b * b;
-    s.m00 = c / vdet;
-    s.m01 = -b / vdet;
-    s.m11 = a / vdet;
-    halfExtent = sqrt(kGaussianCutoff2 * vec2(a, c));
+    s.m00 = exactDivide(c, vdet);
+    s.m01 = exactDivide(-b, vdet);
+    s.m11 = exactDivide(a, vdet);
+    halfExtent = vec2(exactSqrt(kGaussianCutoff2 * a), exactSqrt(kGaussianCutoff2 * c));
   }
   s.lo = max(ivec2(0), ivec2(ceil(s.centre - halfExtent - 0.5)));
   s.hi = min(ivec2(u_ldcResolution - 1), ivec2(floor(s.centre + halfExtent - 0.5)));
@@ -175,8 +200,8 @@ int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment, bool ownPixel) {
   float bestDistance = u_epsDistance;
   for (uint l = b_offsets[g]; l < b_offsets[g + 1u]; ++l) {
     vec4 plane = b_planes[l];
-    precise float distance = abs(dot(p, plane.xyz) - plane.w);
-    precise float cosine = dot(n, plane.xyz);
+    precise float distance = abs(orderedDot(p, plane.xyz) - plane.w);
+    precise float cosine = orderedDot(n, plane.xyz);
     if (distance < bestDistance && cosine > u_minCos) {
       best = int(l);
       bestDistance = distance;
@@ -184,8 +209,8 @@ int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment, bool ownPixel) {
   }
   for (int l = ownPixel && best < 0 ? b_extraHead[g] : -1; l >= 0; l = b_extraNext[l]) {
     vec4 plane = b_planes[l];
-    precise float distance = abs(dot(p, plane.xyz) - plane.w);
-    precise float cosine = dot(n, plane.xyz);
+    precise float distance = abs(orderedDot(p, plane.xyz) - plane.w);
+    precise float cosine = orderedDot(n, plane.xyz);
     if (distance < bestDistance && cosine > u_minCos && bornBy(b_births[l], moment)) {
       best = l;
       bestDistance = distance;
@@ -200,11 +225,11 @@ float texelSolidAngle(ivec2 texel) {
   bool front = texel.y < u_resolution;
   int row = front ? texel.y : (texel.y - u_resolution) % u_sideFaceRows;
   bool halfFace = !front && u_sideFaceRows * 2 == u_resolution;
-  precise float side = 2.0 / float(u_resolution);
+  precise float side = exactDivide(2.0, float(u_resolution));
   precise float a = -1.0 + (float(texel.x) + 0.5) * side;
   precise float b = (halfFace ? 0.0 : -1.0) + (float(row) + 0.5) * side;
   precise float rho2 = 1.0 + a * a + b * b;
-  precise float solidAngle = side * side / (rho2 * sqrt(rho2));
+  precise float solidAngle = exactDivide(side * side, rho2 * exactSqrt(rho2));
   return solidAngle;
 }
 
@@ -223,11 +248,11 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
     vec4 position = texelFetch(u_atlasPosition, neighbour, 0);
     if (position.w < 0.5) continue;
     precise vec3 apart = position.xyz - p;
-    precise float cosine = dot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz);
-    precise float apart2 = dot(apart, apart);
+    precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz);
+    precise float apart2 = orderedDot(apart, apart);
     precise float meet2 = kEdgeMeetFootprints2 * area;
     if (cosine < kEdgeNormalCos && apart2 < meet2)
-      reach += apart - n * dot(apart, n);
+      reach += apart - n * orderedDot(apart, n);
   }
   return reach;
 }
@@ -243,13 +268,13 @@ uint insertTexel(ivec2 texel, inout uint samples) {
   if (!(g > 0.0)) return 0u;  // back-facing to the VPL or outside a spot's cone: no light
   vec3 p = position.xyz;
   precise vec3 toCentre = u_centre - p;
-  precise float distance = sqrt(dot(toCentre, toCentre));
-  precise float cosTheta = distance > 0.0 ? dot(normalGeometry.xyz, toCentre) / distance : 1.0;
-  precise float area = texelSolidAngle(texel) * distance * distance / max(abs(cosTheta), kMinFootprintCos);
+  precise float distance = exactSqrt(orderedDot(toCentre, toCentre));
+  precise float cosTheta = distance > 0.0 ? exactDivide(orderedDot(normalGeometry.xyz, toCentre), distance) : 1.0;
+  precise float area = exactDivide(texelSolidAngle(texel) * distance * distance, max(abs(cosTheta), kMinFootprintCos));
 
-  precise float len2 = dot(normalGeometry.xyz, normalGeometry.xyz);
+  precise float len2 = orderedDot(normalGeometry.xyz, normalGeometry.xyz);
   bool valid = len2 > 1e-20 && !any(isinf(p)) && !any(isnan(p)) && !isinf(area) && !isnan(area) && !isinf(g);
-  precise float invLength = 1.0 / sqrt(max(len2, 1e-30));
+  precise float invLength = exactDivide(1.0, exactSqrt(max(len2, 1e-30)));
   precise vec3 n = normalGeometry.xyz * invLength;  // the host normalises the listed misses' own way
   int ldi = dominantAxis(n);
   precise vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
@@ -280,7 +305,7 @@ uint insertTexel(ivec2 texel, inout uint samples) {
   precise float weightSum = 0.0;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) weightSum += splatWeight(s, ivec2(i, j));
-  precise float areaScale = max(area, u_minArea) / weightSum;  // A/W
+  precise float areaScale = exactDivide(max(area, u_minArea), weightSum);  // A/W
   uint writes = 0u;
   for (int j = s.lo.y; j <= s.hi.y; ++j)
     for (int i = s.lo.x; i <= s.hi.x; ++i) {

@@ -80,10 +80,14 @@ constexpr float kMinSampleAreaPixels = 1e-9f;  // as ibrr/ldc_builder.cpp: a zer
 constexpr std::size_t kSumBytes = 16, kStampBytes = 4, kTouchedBytes = 4, kTotalBytes = 16, kPlaneBytes = 16,
                       kNextBytes = 4, kBirthBytes = 8;
 
+// A buffer of `bytes` (at least 16) with `word` in every 32-bit word, created with that content rather than
+// cleared. On the NVIDIA driver (580.159, an H200), glNamedBufferSubData into a buffer just cleared with
+// glClearNamedBufferData was lost, even after a glFinish: the seeded planes read back as zeros, so no sample
+// matched a seeded layer (with a glFinish between the clear and the upload the data stayed).
 gpu::Buffer filledBuffer(std::size_t bytes, std::uint32_t word) {
-  gpu::Buffer buffer(GLsizeiptr(std::max<std::size_t>(bytes, 16)), nullptr, GL_DYNAMIC_STORAGE_BIT);
-  glClearNamedBufferData(buffer.id(), GL_R32UI, GL_RED_INTEGER, GL_UNSIGNED_INT, &word);
-  return buffer;
+  const std::size_t size = std::max<std::size_t>(bytes, 16);
+  const std::vector<std::uint32_t> words((size + 3) / 4, word);
+  return gpu::Buffer(GLsizeiptr(size), words.data(), GL_DYNAMIC_STORAGE_BIT);
 }
 
 // A larger copy of `buffer`: its first `used` bytes kept, the rest filled with `word`.
