@@ -97,6 +97,7 @@ struct Estimator {
     const std::uint32_t light = lights.choose(uLight.x, pick);
     const std::uint32_t local = lights.localIndex(light);
     glm::vec3 target;
+    glm::vec3 lightNormal(0.0f);  // an emitter's; zero for a point or spot light
     glm::vec3 value(0.0f);  // the estimate before visibility
     switch (lights.kind(light)) {
       case rays::LightKind::Triangle: {
@@ -116,7 +117,7 @@ struct Estimator {
         const float lightPdf = pick * r2 / (emitter.area * cosY);
         const float weight = rays::powerHeuristic(lightPdf, rays::cosineHemispherePdf(cosX));
         value = emitter.radiance * (cosX * fraction * weight / lightPdf);
-        target += embree.epsilon() * emitter.normal;
+        lightNormal = emitter.normal;
         break;
       }
       case rays::LightKind::Point: {  // the bake's VPLs there emit I = Φ/(4π) in every direction
@@ -138,7 +139,8 @@ struct Estimator {
     }
     if (!glm::any(glm::greaterThan(value, glm::vec3(0.0f)))) return glm::vec3(0.0f);
     ++rays;
-    return embree.visible(embree.offsetOrigin(x, target - x.position), target) ? value : glm::vec3(0.0f);
+    return embree.visibleLight(embree.offsetOrigin(x, target - x.position), target, lightNormal) ? value
+                                                                                              : glm::vec3(0.0f);
   }
 
   // H_miss at x from one cosine ray and one light sample, each drawing from `samples`.

@@ -226,6 +226,26 @@ bool EmbreeScene::visible(const glm::vec3& from, const glm::vec3& to) const {
   return !occluded(segment);
 }
 
+bool EmbreeScene::visibleLight(const glm::vec3& from, const glm::vec3& onLight, const glm::vec3& lightNormal) const {
+  const glm::vec3 d = onLight - from;
+  const float distance = glm::length(d);
+  if (!(distance > 0.0f)) return false;
+  const bool pointLight = lightNormal == glm::vec3(0.0f);
+  Ray ray;
+  ray.origin = from;
+  ray.direction = d / distance;
+  // A point light is reached at t = distance; an emitter's own surface must be found, so the ray runs a little past.
+  ray.tFar = pointLight ? distance : distance + 4.0f * m_epsilon;
+  if (pointLight) return !occluded(ray);
+  const Hit hit = intersect(ray);
+  if (!hit.valid()) return true;  // the sample's own triangle missed by rounding at a grazing angle
+  const glm::vec3 at = ray.origin + hit.t * ray.direction;
+  if (std::fabs(glm::dot(at - onLight, lightNormal)) > m_epsilon) return false;  // before the light's plane
+  const scene::TriangleMesh& mesh = m_scene.meshes[m_scene.instances[hit.instance].mesh];
+  const std::uint32_t material = hit.triangle < mesh.triangleMaterials.size() ? mesh.triangleMaterials[hit.triangle] : 0;
+  return glm::any(glm::greaterThan(m_scene.materials[material].emission, glm::vec3(0.0f)));
+}
+
 void EmbreeScene::intersect(std::span<const Ray> rays, std::span<Hit> hits, bool coherent) const {
   RTCIntersectContext context;
   rtcInitIntersectContext(&context);

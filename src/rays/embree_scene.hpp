@@ -66,6 +66,12 @@ public:
   // shadow ray of next-event estimation: `from` offset off its surface, `to` off the light's); false for a
   // segment of zero length.
   [[nodiscard]] bool visible(const glm::vec3& from, const glm::vec3& to) const;
+  // True if nothing blocks the shadow ray from `from` (offset off its own surface) to the light sample `onLight`,
+  // right up to the sample: no stretch before the light is left out, so a lamp that pierces other geometry is
+  // hidden wherever it lies inside it. For an emitter (lightNormal its unit normal) the first hit must be an
+  // emissive surface in the sample's plane (the emitter itself, or the other triangle of its quad); for a point or
+  // spot light (lightNormal zero) any hit before the light blocks it. False for a segment of zero length.
+  [[nodiscard]] bool visibleLight(const glm::vec3& from, const glm::vec3& onLight, const glm::vec3& lightNormal) const;
   // Streams; `coherent` tells Embree the rays start near each other and point alike.
   void intersect(std::span<const Ray> rays, std::span<Hit> hits, bool coherent = false) const;
   void occluded(std::span<const Ray> rays, std::span<std::uint8_t> blocked, bool coherent = false) const;

@@ -171,7 +171,7 @@ std::vector<std::uint8_t> directShadowMask(const EmbreeScene& embree, const scen
         const double irradiance =
             double(emitted.r + emitted.g + emitted.b) / 3.0 * cosSurface * cosLight / (double(distance) * distance * density);
         unoccluded += irradiance;
-        if (embree.visible(embree.offsetOrigin(point, toLight), target + embree.epsilon() * lightNormal))
+        if (embree.visibleLight(embree.offsetOrigin(point, toLight), target, lightNormal))
           arriving += irradiance;
       }
       shadow[std::size_t(y) * width + x] = (unoccluded <= 0.0 || arriving < 0.5 * unoccluded) ? 1 : 0;

@@ -101,13 +101,12 @@ glm::vec3 PathTracer::directLight(const SurfacePoint& point, const glm::vec3& sh
     }
   }
   if (!glm::any(glm::greaterThan(contribution, glm::vec3(0.0f)))) return glm::vec3(0.0f);
-  // The shadow ray runs between the two offset ends (off the surface here, off the emitter there), so neither
-  // end's own surface can block it at a grazing angle.
+  // The shadow ray leaves from off the surface here and ends on the light sample itself.
   const glm::vec3 toTarget = target - point.position;
-  glm::vec3 end = target;
-  if (m_lights.kind(light) == LightKind::Triangle) end += m_embree.epsilon() * scene.emitters()[local].normal;
+  const glm::vec3 lightNormal =
+      m_lights.kind(light) == LightKind::Triangle ? scene.emitters()[local].normal : glm::vec3(0.0f);
   ++rays;
-  if (!m_embree.visible(m_embree.offsetOrigin(point, toTarget), end)) return glm::vec3(0.0f);
+  if (!m_embree.visibleLight(m_embree.offsetOrigin(point, toTarget), target, lightNormal)) return glm::vec3(0.0f);
   const float cosSurface = glm::dot(shading, toTarget) / glm::length(toTarget);
   const float weight = isDelta ? 1.0f : powerHeuristic(lightPdf, cosineHemispherePdf(cosSurface));
   return beta * contribution * weight;

@@ -183,3 +183,45 @@ TEST_CASE("the emitter mask takes a pixel that an emitter's edge covers only a s
   for (const std::uint8_t m : mask) masked += m == 0 ? 1 : 0;
   CHECK(masked < 64 * 64 / 4);
 }
+
+TEST_CASE("a shadow ray to a light ends on the light sample itself: a lamp inside other geometry is hidden",
+          "[rays][embree]") {
+  // A lamp at y = 5 facing down, half of it (x > 0) a hair inside a stone slab whose underside is at y = 5 − δ,
+  // δ below both of the old shadow ray's gaps (the end moved ε off the lamp, the last 1e-5 of the length).
+  scene::Scene scene;
+  test::addQuad(scene, {-1, 5, -1}, {1, 5, -1}, {1, 5, 1}, {-1, 5, 1}, glm::vec3(0.0f), glm::vec3(10.0f), "lamp");
+  test::addQuad(scene, {-10, 0, -10}, {-10, 0, 10}, {10, 0, 10}, {10, 0, -10}, glm::vec3(0.5f), glm::vec3(0.0f),
+                "floor");
+  const float delta = 2e-5f;
+  test::addQuad(scene, {0, 5 - delta, -2}, {2, 5 - delta, -2}, {2, 5 - delta, 2}, {0, 5 - delta, 2}, glm::vec3(0.5f),
+                glm::vec3(0.0f), "stone");
+  scene.finalize();
+  const EmbreeScene embree(scene);
+  REQUIRE(delta < embree.epsilon());
+  const glm::vec3 down(0, -1, 0);
+
+  const glm::vec3 floorPoint(0.5f, 1e-3f, 0.0f);
+  const glm::vec3 inside(0.5f, 5.0f, 0.2f), outside(-0.5f, 5.0f, 0.2f);
+  CHECK(embree.visible(floorPoint, inside + embree.epsilon() * down));  // the old ray let it through
+  CHECK_FALSE(embree.visibleLight(floorPoint, inside, down));
+  CHECK(embree.visibleLight(floorPoint, outside, down));
+
+  // Every sample of the free half is visible, from overhead down to grazing angles (cos θ at the lamp ≈ 0.01),
+  // and every sample of the half in the stone is hidden, from floor points on either side.
+  int wronglyHidden = 0, wronglyShown = 0;
+  for (int i = 0; i < 400; ++i) {
+    const float u = (float(i % 20) + 0.5f) / 20.0f, v = (float(i / 20) + 0.5f) / 20.0f;
+    const glm::vec3 free(-1.0f + 0.999f * u, 5.0f, -1.0f + 2.0f * v), buried(0.001f + 0.999f * u, 5.0f, -1.0f + 2.0f * v);
+    for (const glm::vec3& from : {glm::vec3(-0.5f, 1e-3f, 0.0f), glm::vec3(-9.0f, 4.9f, 0.0f), floorPoint}) {
+      if (!embree.visibleLight(from, free, down)) ++wronglyHidden;
+      if (embree.visibleLight(from, buried, down)) ++wronglyShown;
+    }
+  }
+  CHECK(wronglyHidden == 0);
+  CHECK(wronglyShown == 0);
+
+  // A point light (no normal): any hit before it blocks, nothing beyond it does.
+  CHECK(embree.visibleLight(floorPoint, glm::vec3(0.5f, 4.0f, 0.0f), glm::vec3(0.0f)));
+  CHECK_FALSE(embree.visibleLight(floorPoint, glm::vec3(0.5f, 5.5f, 0.0f), glm::vec3(0.0f)));
+  CHECK_FALSE(embree.visibleLight(floorPoint, floorPoint, down));  // zero length
+}
