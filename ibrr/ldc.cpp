@@ -342,4 +342,34 @@ LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor) {
                           std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
 }
 
+LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDepthCube& coarse) {
+  if (fine.frame().origin() != coarse.frame().origin() || fine.frame().side() != coarse.frame().side())
+    throw Error("the bounces' level must share the store's cube (the same bounds)");
+  const LdcFrame& frame = fine.frame();
+  std::vector<PackedLayer> layers(fine.layers().begin(), fine.layers().end());
+  const std::span<const std::uint32_t> offsets = fine.offsets();
+  for (std::uint32_t pixel = 0; pixel < frame.pixelCount(); ++pixel) {
+    const int ldi = static_cast<int>(pixel / frame.pixelsPerLdi());
+    const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
+    const int i = static_cast<int>(inLdi % static_cast<std::uint32_t>(frame.resolution()));
+    const int j = static_cast<int>(inLdi / static_cast<std::uint32_t>(frame.resolution()));
+    const glm::vec2 centre = frame.pixelCentre(ldi, i, j);
+    const int u = ldiAxisU(ldi), v = ldiAxisV(ldi);
+    for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k) {
+      PackedLayer& layer = layers[k];
+      const glm::vec3 n = octDecode(layer.normal);
+      glm::vec3 p(0.0f);  // the pixel's centre on the layer's plane n·p = d
+      p[u] = centre.x;
+      p[v] = centre.y;
+      p[ldi] = (layer.d - n[u] * p[u] - n[v] * p[v]) / n[ldi];
+      const glm::vec3 added = coarse.radiosity(p, n, RetrievalFilter::Bilinear).value_or(glm::vec3(0.0f));
+      layer.r += added.r;
+      layer.g += added.g;
+      layer.b += added.b;
+    }
+  }
+  return LayeredDepthCube(fine.params(), fine.vplCount() + coarse.vplCount(),
+                          std::vector<std::uint32_t>(offsets.begin(), offsets.end()), std::move(layers));
+}
+
 }  // namespace ibrr

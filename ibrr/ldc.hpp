@@ -153,4 +153,11 @@ LayerSums addLayerSums(const LayerSums& a, const LayerSums& b);
 // Refused for a store with bias compensation (its emitted part does not scale with the paths).
 LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor);
 
+// The store `fine` with the light of a coarser level of the same cube added to every layer (the bounces' level
+// of a bake with --indirect-ldc R2 < R): each fine layer takes `coarse`'s radiosity at its pixel's centre on its
+// own plane, read with the plane match and the bilinear filter over the coarse pixels around it (RetrievalFilter
+// ::Bilinear), so only coarse layers of the same surface contribute (0 where none matches). The fine layers and
+// counts stay; the VPL count is both levels'.
+LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDepthCube& coarse);
+
 }  // namespace ibrr

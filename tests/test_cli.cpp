@@ -169,6 +169,12 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        store);
     expectCleanFailure({"bake", "cornell", "--method", "gather", "--warp", "gpu", "-o", (folder / "g.lightmap").string()},
                        {"--warp"}, store);
+    expectCleanFailure({"bake", "cornell", "--direct", "matrix", "-o", store.string()},
+                       {"--direct 'matrix'", "--method ibrr", "vpl, rays or auto"}, store);
+    expectCleanFailure({"bake", "cornell", "--direct", "rays", "--direct-points", "0", "-o", store.string()},
+                       {"--direct-points 0", "[1, 1024]"}, store);
+    expectCleanFailure({"bake", "cornell", "--direct-samples", "2000", "-o", store.string()},
+                       {"--direct-samples 2000", "[1, 1024]"}, store);
     // A flag another method reads is refused, naming the methods that read it (the table in app/methods.hpp).
     const struct {
       const char* method;

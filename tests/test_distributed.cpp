@@ -35,7 +35,14 @@ std::vector<SplitCase> splitCases() {
   conference.paths = 24;
   conference.ldcResolution = 48;
   conference.hemicubeResolution = 16;
-  return {{"cornell.json", cornell}, {"conference.json", conference}};
+  bake::BakeOptions conferenceRays = conference;  // only the VPLs after a bounce render hemicubes
+  conferenceRays.direct = bake::DirectLight::Rays;
+  bake::BakeOptions cornellLevels = cornell;  // the paper's direct VPLs at R, the bounces at R/2
+  cornellLevels.indirectLdcResolution = cornell.ldcResolution / 2;
+  return {{"cornell.json", cornell},
+          {"conference.json", conference},
+          {"conference.json", conferenceRays},
+          {"cornell.json", cornellLevels}};
 }
 
 }  // namespace
@@ -45,10 +52,12 @@ TEST_CASE("light-path shares baked apart and added give the whole bake's store, 
   test::glContext();
   for (const SplitCase& c : splitCases()) {
     const scene::Scene scene = scene::loadScene(test::sceneDir() / c.scene);
-    const LayeredDepthCube whole = bake::bakeLightPaths(scene, c.options).sums.rounded();
+    const bake::LightPathBake bakedWhole = bake::bakeLightPaths(scene, c.options);
+    const LayeredDepthCube whole =
+        bake::lightPathStore(bakedWhole.sums, bakedWhole.indirect ? &*bakedWhole.indirect : nullptr);
     for (std::uint32_t shares : {2u, 3u}) {
-      LayerSums sums;
-      std::vector<DeferredOpening> deferred;
+      LayerSums sums, indirect;  // the store's level and the bounces' (--indirect-ldc)
+      std::vector<DeferredOpening> deferred, indirectDeferred;
       for (std::uint32_t k = 0; k < shares; ++k) {
         bake::BakeOptions share = c.options;
         share.firstPath = c.options.paths * k / shares;
@@ -56,10 +65,18 @@ TEST_CASE("light-path shares baked apart and added give the whole bake's store, 
         bake::LightPathBake part = bake::bakeLightPaths(scene, share);
         sums = k == 0 ? std::move(part.sums) : addLayerSums(sums, part.sums);
         deferred.insert(deferred.end(), part.deferred.begin(), part.deferred.end());
+        REQUIRE(part.indirect.has_value() == bakedWhole.indirect.has_value());
+        if (!part.indirect) continue;
+        indirect = k == 0 ? std::move(*part.indirect) : addLayerSums(indirect, *part.indirect);
+        indirectDeferred.insert(indirectDeferred.end(), part.indirectDeferred.begin(), part.indirectDeferred.end());
       }
-      INFO(c.scene << " in " << shares << " shares: " << deferred.size() << " deferred records");
+      INFO(c.scene << " (direct " << bake::directLightName(c.options.direct) << ", R2 "
+                   << bake::indirectLevelResolution(c.options) << ") in " << shares << " shares: " << deferred.size()
+                   << " deferred records");
       if (std::string(c.scene) == "conference.json") CHECK(!deferred.empty());  // the case the deferral is for
-      const LayeredDepthCube added = openDeferredLayers(sums, std::move(deferred)).rounded();
+      const LayerSums coarse = bakedWhole.indirect ? openDeferredLayers(indirect, std::move(indirectDeferred)) : LayerSums();
+      const LayeredDepthCube added =
+          bake::lightPathStore(openDeferredLayers(sums, std::move(deferred)), bakedWhole.indirect ? &coarse : nullptr);
       REQUIRE(added.layers().size() == whole.layers().size());
       CHECK(added.vplCount() == whole.vplCount());
       CHECK(serializeStore(added) == serializeStore(whole));
@@ -108,7 +125,8 @@ std::string fileBytes(const fs::path& path) { return fs::exists(path) ? test::re
 
 }  // namespace
 
-TEST_CASE("mpirun -np 2 ibrr bake gives the one-process store byte for byte, bias compensation included",
+TEST_CASE("mpirun -np 2 ibrr bake gives the one-process store byte for byte, with bias compensation, direct rays "
+          "and the bounces' level",
           "[distributed][mpi]") {
   const fs::path folder = fs::path(IBRR_TEST_OUTPUT_DIR) / "mpi_bake";
   fs::remove_all(folder);
@@ -116,7 +134,9 @@ TEST_CASE("mpirun -np 2 ibrr bake gives the one-process store byte for byte, bia
   const std::string cornell = "bake cornell --paths 48 --ldc 64 --hemicube 32 --indirect-hemicube 16 --warp cpu";
   const std::string conference = "bake " + test::shellQuote((test::sceneDir() / "conference.json").string()) +
                                  " --paths 24 --ldc 48 --hemicube 16 --indirect-hemicube 16 --warp cpu";
-  for (const auto& [name, arguments] : {std::pair{"cornell", cornell}, std::pair{"conference", conference}}) {
+  for (const auto& [name, arguments] :
+       {std::pair{"cornell", cornell}, std::pair{"conference", conference},
+        std::pair{"cornell_rays", cornell + " --direct rays --indirect-ldc 32"}}) {
     const std::string one = std::string(name) + "_1.ibrr", two = std::string(name) + "_2.ibrr";
     const test::CommandResult single = runMpirun("-np 1 " + ibrrWords() + " " + arguments + " -o " + one, folder);
     INFO(single.err);

@@ -217,8 +217,10 @@ void addMatrixFlags(CLI::App* command, BakeCommandOptions& options) {
       ->capture_default_str();
   command
       ->add_option("--direct", options.direct,
-                   "matrix: the emission vector: rays (direct light by shadow rays to the lights, which can then "
-                   "move), matrix (emitters are patches; lights fixed) or auto (rays unless every surface emits)")
+                   "ibrr: vpl (the paper's: the VPLs on the lights render hemicubes) or rays (shadow rays to the lights "
+                   "from every store layer, unclamped; hemicubes only after a bounce); auto = vpl. matrix: the emission "
+                   "vector: rays (direct light by shadow rays to the lights, which can then move), matrix (emitters are "
+                   "patches; lights fixed) or auto (rays unless every surface emits)")
       ->capture_default_str();
   command->add_option("--light-samples", mx.lightSamples, "matrix: shadow rays per patch and light, [1, 65536]")
       ->capture_default_str();
@@ -268,6 +270,11 @@ void addBakeCommand(CLI::App& app) {
   command->add_option("--method", options->method, methodHelp())->capture_default_str();
   command->add_option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images")
       ->capture_default_str();
+  command
+      ->add_option("--indirect-ldc", b.indirectLdcResolution,
+                   "R2: the VPLs after a bounce are warped into a coarser cube of R2 pixels per side, whose light every "
+                   "layer of the store then adds (bilinear, the same plane); 0 or R: one level")
+      ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
   command
       ->add_option("--warp", options->warp,
@@ -277,6 +284,12 @@ void addBakeCommand(CLI::App& app) {
       ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);
+  command->add_option("--direct-points", b.directPoints, "ibrr --direct rays: jittered points per store layer")
+      ->capture_default_str();
+  command
+      ->add_option("--direct-samples", b.directSamples,
+                   "ibrr --direct rays: shadow rays per point and emissive triangle (a point or spot light takes one)")
+      ->capture_default_str();
   addLightmapFlags(command, *options);
   addShootingFlags(command, *options);
   addMatrixFlags(command, *options);

@@ -29,6 +29,12 @@ bake::BakeOptions ibrrBakeSettings(const BakeCommandOptions& options) {
   const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(options.warp);
   if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
   settings.warp = *warp;
+  // --direct is shared with --method matrix, whose default is auto: here auto is the paper's VPLs.
+  if (options.direct != "auto") {
+    const std::optional<bake::DirectLight> direct = bake::parseDirectLight(options.direct);
+    if (!direct) throw Error("--direct '" + options.direct + "' for --method ibrr: choose vpl, rays or auto (vpl)");
+    settings.direct = *direct;
+  }
   bake::validateBakeOptions(settings);
   return settings;
 }
@@ -39,12 +45,21 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
   std::printf("VPLs per bounce  ");
   for (std::size_t k = 0; k < s.vplsPerBounce.size(); ++k) std::printf("%s%zu", k ? " " : "", s.vplsPerBounce[k]);
   std::printf("  (%llu paths, seed %u)\n", static_cast<unsigned long long>(settings.paths), settings.seed);
-  std::printf("hemicubes        %llu (H = %d on the lights, h = %d after a bounce), %.1f per second\n",
-              static_cast<unsigned long long>(s.hemicubes), settings.hemicubeResolution,
-              settings.indirectHemicubeResolution, s.totalSeconds > 0 ? double(s.hemicubes) / s.totalSeconds : 0.0);
+  if (settings.direct == bake::DirectLight::Rays)
+    std::printf("hemicubes        %llu (h = %d, after a bounce; the direct light by rays), %.1f per second\n",
+                static_cast<unsigned long long>(s.hemicubes), settings.indirectHemicubeResolution,
+                s.totalSeconds > 0 ? double(s.hemicubes) / s.totalSeconds : 0.0);
+  else
+    std::printf("hemicubes        %llu (H = %d on the lights, h = %d after a bounce), %.1f per second\n",
+                static_cast<unsigned long long>(s.hemicubes), settings.hemicubeResolution,
+                settings.indirectHemicubeResolution, s.totalSeconds > 0 ? double(s.hemicubes) / s.totalSeconds : 0.0);
   std::printf("samples inserted %llu of %llu hemicube pixels, %llu LDI pixel writes (%s warp)\n",
               static_cast<unsigned long long>(s.samplesInserted), static_cast<unsigned long long>(s.hemicubePixels),
               static_cast<unsigned long long>(s.pixelWrites), bake::warpDeviceName(s.warp));
+  if (s.indirectLdcResolution > 0)
+    std::printf("levels           R = %d: %llu writes; the bounces at R2 = %d: %llu writes, added to the store in %.2f s\n",
+                settings.ldcResolution, static_cast<unsigned long long>(s.pixelWrites - s.indirectLevelWrites),
+                s.indirectLdcResolution, static_cast<unsigned long long>(s.indirectLevelWrites), s.levelSeconds);
   std::printf("layers           %llu from the geometry seeds, %llu opened by hemicubes (surfaces the seeds lack)\n",
               static_cast<unsigned long long>(s.seedLayers), static_cast<unsigned long long>(s.openedLayers));
   std::printf("store            R = %d, %llu layers, %.2f layers per occupied pixel, %.1f MiB (%.0f bytes per layer)\n",
@@ -54,6 +69,11 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
       "time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion %.2f s; "
       "overlapped), waiting for the warp %.2f s\n",
       s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
+  if (settings.direct == bake::DirectLight::Rays)
+    std::printf("direct light     %.2f s (in the time above): %u points per layer, %u shadow rays per point and "
+                "emissive triangle, %.1f M rays (%.1f M/s)\n",
+                s.directSeconds, settings.directPoints, settings.directSamples, double(s.directRays) * 1e-6,
+                s.directSeconds > 0 ? double(s.directRays) * 1e-6 / s.directSeconds : 0.0);
   if (s.biasCompensated)
     std::printf(
         "bias compensation %.2f s (in the time above): %u rays per layer, %u pass%s, %.1f M rays (%.1f M/s); %llu "
@@ -134,10 +154,14 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, bool bi
     if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
   // Each point is what a bake of that many paths gives and costs: compensated (its time added) when the
   // bake is.
-  checkpoints.onCheckpoint = [&](const LayeredDepthCube& partial, std::uint32_t paths, double seconds) {
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& bounces, std::uint32_t paths, double seconds) {
+    bake::BakeStats stats;
+    const LayeredDepthCube partial = bake.direct == bake::DirectLight::Rays
+                                         ? bake::addDirectLight(context.scene, bounces, bake, {}, stats)
+                                         : bounces;
+    seconds += stats.directSeconds;
     std::optional<LayeredDepthCube> compensated;
     if (bake.biasCompensation && bake::geometryClampFor(context.scene, bake) > 0.0f) {
-      bake::BakeStats stats;
       compensated = bake::compensateBias(context.scene, partial, bake, {}, stats);
       seconds += stats.biasSeconds;
     }
@@ -204,6 +228,10 @@ nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
           {"biasCompensation", bake.biasCompensation},
           {"biasRays", bake.biasRays},
           {"biasPasses", bake.biasPasses},
+          {"direct", bake::directLightName(bake.direct)},
+          {"indirectLdcResolution", bake::indirectLevelResolution(bake)},
+          {"directPoints", bake.directPoints},
+          {"directSamples", bake.directSamples},
           {"splat", bake.splat == SplatKernel::Box ? "box" : "gauss"},
           {"seedLayersFromGeometry", bake.seedLayersFromGeometry},
           {"timeBudgetSeconds", bake.timeBudgetSeconds},
@@ -214,7 +242,8 @@ const Method kIbrrMethod = {
     "ibrr",
     "the LDC store",
     {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp", "--bias-compensation", "--bias-rays",
-     "--bias-passes", "--hemicube", "--indirect-hemicube", "--seed"},
+     "--bias-passes", "--direct", "--direct-points", "--direct-samples", "--indirect-ldc", "--hemicube",
+     "--indirect-hemicube", "--seed"},
     true,
     runIbrrBake,
     {{"ibrr",

@@ -1,6 +1,8 @@
 #include "bake/bake.hpp"
 
 #include "bake/bias_compensation.hpp"
+#include "bake/direct_light.hpp"
+#include "bake/layer_points.hpp"
 #include "bake/gpu_insertion.hpp"
 #include "gpu/context.hpp"
 #include "gpu/hemicube.hpp"
@@ -194,6 +196,17 @@ void validateBakeOptions(const BakeOptions& options) {
   if (options.biasPasses == 0 || options.biasPasses > kMaxBiasCompensationPasses)
     throw Error("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
                 std::to_string(kMaxBiasCompensationPasses) + "]");
+  if (options.indirectLdcResolution != 0 &&
+      (options.indirectLdcResolution < kMinResolution || options.indirectLdcResolution > options.ldcResolution))
+    throw Error("--indirect-ldc " + std::to_string(options.indirectLdcResolution) + ": must be in [" +
+                std::to_string(kMinResolution) + ", --ldc " + std::to_string(options.ldcResolution) + "]");
+  constexpr std::uint32_t kMaxDirectCount = 1024;
+  if (options.directPoints == 0 || options.directPoints > kMaxDirectCount)
+    throw Error("--direct-points " + std::to_string(options.directPoints) + ": must be in [1, " +
+                std::to_string(kMaxDirectCount) + "]");
+  if (options.directSamples == 0 || options.directSamples > kMaxDirectCount)
+    throw Error("--direct-samples " + std::to_string(options.directSamples) + ": must be in [1, " +
+                std::to_string(kMaxDirectCount) + "]");
   const std::uint32_t endPath = options.shareEnd();
   if (options.firstPath >= endPath || endPath > options.paths)
     throw Error("the light-path share [" + std::to_string(options.firstPath) + ", " + std::to_string(endPath) +
@@ -237,6 +250,23 @@ const char* warpDeviceName(WarpDevice warp) {
 std::optional<WarpDevice> parseWarpDevice(std::string_view name) {
   for (const auto& [device, deviceName] : kWarpDeviceNames)
     if (name == deviceName) return device;
+  return std::nullopt;
+}
+
+namespace {
+constexpr std::pair<DirectLight, const char*> kDirectLightNames[] = {{DirectLight::Vpl, "vpl"},
+                                                                   {DirectLight::Rays, "rays"}};
+}  // namespace
+
+const char* directLightName(DirectLight direct) {
+  for (const auto& [kind, name] : kDirectLightNames)
+    if (kind == direct) return name;
+  return "vpl";
+}
+
+std::optional<DirectLight> parseDirectLight(std::string_view name) {
+  for (const auto& [kind, kindName] : kDirectLightNames)
+    if (name == kindName) return kind;
   return std::nullopt;
 }
 
@@ -370,13 +400,13 @@ private:
   double m_warpSeconds = 0.0;
 };
 
-// The VPLs of light paths [first, end) of `all`, with their per-bounce counts.
-rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32_t end) {
+// The VPLs of light paths [first, end) of `all` from bounce `firstBounce` on, with their per-bounce counts.
+rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32_t end, std::uint32_t firstBounce = 0) {
   rays::VplSet share;
   share.pathCount = all.pathCount;
   share.emittedPower = all.emittedPower;
   for (const rays::Vpl& vpl : all.vpls) {
-    if (vpl.path < first || vpl.path >= end) continue;
+    if (vpl.path < first || vpl.path >= end || vpl.bounce < firstBounce) continue;
     share.vpls.push_back(vpl);
     if (share.countPerBounce.size() <= vpl.bounce) share.countPerBounce.resize(vpl.bounce + 1, 0);
     ++share.countPerBounce[vpl.bounce];
@@ -384,10 +414,26 @@ rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32
   return share;
 }
 
+// The bake's levels: the store's (R) and, with --indirect-ldc R2 < R, the coarser one the VPLs after a bounce
+// are warped into.
+struct Levels {
+  std::unique_ptr<Warp> store, indirect;
+  Warp& forVpl(const rays::Vpl& vpl) { return indirect && vpl.bounce > 0 ? *indirect : *store; }
+  void finish() {
+    store->finish();
+    if (indirect) indirect->finish();
+  }
+  LayeredDepthCube rounded() const {
+    if (!indirect) return store->layerSums().rounded();
+    const LayerSums coarse = indirect->layerSums();
+    return lightPathStore(store->layerSums(), &coarse);
+  }
+};
+
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
 // i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
 std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, gpu::HemicubeRenderer& hemicubes,
-                          Warp& warp, const BakeProgress& progress, const BakeCheckpoints* checkpoints,
+                          Levels& warp, const BakeProgress& progress, const BakeCheckpoints* checkpoints,
                           const Stopwatch& bakeTime, double& checkpointSeconds, BakeStats& stats) {
   std::size_t nextCheckpoint = 0;
   auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
@@ -407,13 +453,13 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
         warp.finish();
         const double at = bakeSeconds();
         const Stopwatch callbackTime;
-        const LayeredDepthCube partial = warp.layerSums().rounded();
+        const LayeredDepthCube partial = warp.rounded();
         checkpoints->onCheckpoint(scaleRadiosity(partial, float(options.paths) / float(paths)), paths, at);
         checkpointSeconds += callbackTime.seconds();
       }
     }
     const int resolution = hemicubeResolutionFor(vpl, options);
-    warp.add(vpl, resolution, i + 1 == total);
+    warp.forVpl(vpl).add(vpl, resolution, i + 1 == total);
     stats.renderSeconds += hemicubes.lastRenderSeconds();
     stats.trianglesSubmitted += hemicubes.lastTrianglesSubmitted();
     // A hemicube's atlas holds 3H² pixels (a front face and four half faces), a point light's cube 6H².
@@ -466,6 +512,49 @@ void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
                 "lower --ldc (each halving needs about a quarter of the memory)");
 }
 
+namespace {
+
+// A builder for the cube of `options` at resolution R, seeded from the geometry when the options say so.
+LdcBuilder seededBuilder(const scene::Scene& scene, BakeOptions options, int resolution) {
+  options.ldcResolution = resolution;
+  LdcBuilder builder(storeParams(scene, options), options.splat);  // validates R and ε
+  if (options.seedLayersFromGeometry) seedLayersFromGeometry(scene, builder);
+  return builder;
+}
+
+std::unique_ptr<Warp> makeWarp(WarpDevice device, gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene,
+                               LdcBuilder& builder, const BakeOptions& options, float geometryClamp, BakeStats& stats) {
+  if (device == WarpDevice::Gpu)
+    return std::make_unique<GpuWarp>(hemicubes, scene, builder, options.splat,
+                                     std::max(options.hemicubeResolution, options.indirectHemicubeResolution),
+                                     geometryClamp);
+  return std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
+}
+
+// A level's share of the statistics: its writes and samples add up, the times too.
+void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrites) {
+  BakeStats level;
+  level.seedLayers = stats.seedLayers;
+  warp.addStats(level);
+  stats.warp = level.warp;
+  stats.warpSeconds += level.warpSeconds;
+  stats.insertSeconds += level.insertSeconds;
+  stats.samplesInserted += level.samplesInserted;
+  stats.pixelWrites += level.pixelWrites;
+  if (levelWrites) *levelWrites = level.pixelWrites;
+  else stats.openedLayers = level.openedLayers;  // the store's level: its layers are the store's
+}
+
+}  // namespace
+
+int indirectLevelResolution(const BakeOptions& options) {
+  return options.indirectLdcResolution == 0 ? options.ldcResolution : options.indirectLdcResolution;
+}
+
+LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect) {
+  return indirect ? withIndirectLevel(sums.rounded(), indirect->rounded()) : sums.rounded();
+}
+
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                              const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
@@ -479,43 +568,49 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
 
   checkBakeMemory(scene, options);
   const MemoryPhase phase("baking the IBRR store");
-  LdcBuilder builder(storeParams(scene, options), options.splat);  // validates R and ε
-  if (options.seedLayersFromGeometry) {
-    const Stopwatch seedTime;
-    seedLayersFromGeometry(scene, builder);
-    stats.seedSamples = builder.stats().seedSamples;
-    stats.seedLayers = builder.stats().layers;
-    stats.seedSeconds = seedTime.seconds();
-  }
+  const bool twoLevels = indirectLevelResolution(options) != options.ldcResolution;
+  const Stopwatch seedTime;
+  LdcBuilder builder = seededBuilder(scene, options, options.ldcResolution);
+  stats.seedSamples = builder.stats().seedSamples;
+  stats.seedLayers = builder.stats().layers;
+  std::optional<LdcBuilder> coarse;
+  if (twoLevels) coarse.emplace(seededBuilder(scene, options, indirectLevelResolution(options)));
+  stats.seedSeconds = seedTime.seconds();
+  stats.indirectLdcResolution = twoLevels ? indirectLevelResolution(options) : 0;
 
-  // Light paths (CPU, Embree): all of them, then this share's, so that a share's VPLs are the whole bake's.
+  // Light paths (CPU, Embree): all of them, then this share's, so that a share's VPLs are the whole bake's. With
+  // the direct light from rays, the VPLs on the lights render no hemicube (their light is the direct pass's).
   const Stopwatch vplTime;
   rays::VplSet vpls = generateBakeVpls(scene, options);
-  if (options.isShare()) {
-    const std::size_t before = pathShare(vpls, 0, options.firstPath).vpls.size();  // hemicubes of earlier shares
-    vpls = pathShare(vpls, options.firstPath, options.shareEnd());
-    if (warpDevice == WarpDevice::Cpu && options.seedLayersFromGeometry)
-      builder.deferOpenedLayers(static_cast<std::uint32_t>(before));
+  stats.vplsPerBounce = vpls.countPerBounce;
+  const std::uint32_t firstBounce = options.direct == DirectLight::Rays ? 1 : 0;
+  if (options.isShare() && warpDevice == WarpDevice::Cpu && options.seedLayersFromGeometry) {
+    // Each level numbers its hemicubes from the bake's first: the earlier shares' come before this one's.
+    const rays::VplSet earlier = pathShare(vpls, 0, options.firstPath, firstBounce);
+    const std::size_t indirect = twoLevels ? pathShare(earlier, 0, options.firstPath, 1).vpls.size() : 0;
+    builder.deferOpenedLayers(static_cast<std::uint32_t>(earlier.vpls.size() - indirect));
+    if (coarse) coarse->deferOpenedLayers(static_cast<std::uint32_t>(indirect));
   }
+  if (options.isShare() || firstBounce > 0) vpls = pathShare(vpls, options.firstPath, options.shareEnd(), firstBounce);
   const float geometryClamp = geometryClampFor(scene, options);
   stats.vplSeconds = vplTime.seconds();
-  stats.vplsPerBounce = vpls.countPerBounce;
 
   const gpu::SceneRenderer renderer(scene);
   gpu::HemicubeRenderer hemicubes(renderer, scene,
                                   std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
-  std::unique_ptr<Warp> warp;
-  if (warpDevice == WarpDevice::Gpu)
-    warp = std::make_unique<GpuWarp>(hemicubes, scene, builder, options.splat,
-                                     std::max(options.hemicubeResolution, options.indirectHemicubeResolution),
-                                     geometryClamp);
-  else
-    warp = std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
+  Levels levels;
+  levels.store = makeWarp(warpDevice, hemicubes, scene, builder, options, geometryClamp, stats);
+  if (coarse) levels.indirect = makeWarp(warpDevice, hemicubes, scene, *coarse, options, geometryClamp, stats);
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
-      warpAllVpls(vpls, options, hemicubes, *warp, progress, checkpoints, bakeTime, checkpointSeconds, stats);
-  warp->addStats(stats);
-  LightPathBake result{warp->layerSums(), builder.deferredOpenings(), stats};
+      warpAllVpls(vpls, options, hemicubes, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+  addLevelStats(*levels.store, stats, nullptr);
+  if (levels.indirect) addLevelStats(*levels.indirect, stats, &stats.indirectLevelWrites);
+  LightPathBake result{levels.store->layerSums(), builder.deferredOpenings(), std::nullopt, {}, stats};
+  if (levels.indirect) {
+    result.indirect = levels.indirect->layerSums();
+    result.indirectDeferred = coarse->deferredOpenings();
+  }
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
 }
@@ -526,16 +621,34 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   LightPathBake paths = bakeLightPaths(scene, options, progress, checkpoints);
   const double checkpointSeconds = bakeTime.seconds() - paths.stats.totalSeconds;
   BakeStats& stats = paths.stats;
-  LayeredDepthCube store = paths.sums.rounded();
+  const Stopwatch levelTime;
+  LayeredDepthCube store = lightPathStore(paths.sums, paths.indirect ? &*paths.indirect : nullptr);
+  if (paths.indirect) stats.levelSeconds = levelTime.seconds();
   if (stats.pathsCompleted < options.paths) {
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
+  if (options.direct == DirectLight::Rays) store = addDirectLight(scene, store, options, progress, stats);
   if (options.biasCompensation && geometryClampFor(scene, options) > 0.0f)
     store = compensateBias(scene, store, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
+}
+
+LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
+                                const BakeProgress& progress, BakeStats& stats) {
+  const rays::EmbreeScene embree(scene);
+  const rays::LightSet lights(scene, "the direct light");
+  DirectLightOptions settings;
+  settings.points = options.directPoints;
+  settings.samplesPerLight = options.directSamples;
+  settings.seed = options.seed;
+  DirectLightStats directStats;
+  const std::vector<glm::vec3> direct = directLightPerLayer(store, embree, lights, settings, directStats, progress);
+  stats.directSeconds = directStats.seconds;
+  stats.directRays = directStats.rays;
+  return withAddedRadiosity(store, direct);
 }
 
 LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
@@ -548,6 +661,7 @@ LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCub
   settings.raysPerLayer = options.biasRays;
   settings.passes = options.biasPasses;
   settings.seed = options.seed;
+  settings.directLightFromRays = options.direct == DirectLight::Rays;
   if (share) share(settings);
   BiasCompensationStats biasStats;
   LayeredDepthCube compensated =

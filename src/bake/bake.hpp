@@ -43,11 +43,20 @@ enum class WarpDevice {
   Gpu,        // insert it on the GPU where it was rendered, no readback (needs seedLayersFromGeometry)
 };
 
+// Where the direct light comes from (direct_light.hpp).
+enum class DirectLight {
+  Vpl,   // the paper's: the VPLs on the lights render hemicubes, clamped like every VPL
+  Rays,  // shadow rays to the lights from every store layer, unclamped; hemicubes only after a bounce
+};
+
 struct BakeOptions {
   std::uint32_t paths = 4096;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
   std::uint32_t maxBounces = 8;         // reflections after which a path stops (Cornell: 8 lose ≈ 0.2%)
   int ldcResolution = 256;              // R, pixels per LDI side
+  // R2 of a second, coarser cube the VPLs after a bounce are warped into (their light is smooth); every layer
+  // of the store then adds that level's light (ibrr::withIndirectLevel). 0 or R: one level.
+  int indirectLdcResolution = 0;
   int hemicubeResolution = 128;         // H, for VPLs on the lights (sharp direct shadows), even
   int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even
   SplatKernel splat = SplatKernel::Box;
@@ -80,6 +89,9 @@ struct BakeOptions {
   bool isShare() const { return firstPath != 0 || shareEnd() != paths; }
   std::uint32_t biasRays = 32;    // jittered points per layer, each one cosine ray and one light sample
   std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: from the pass-(k−1) store
+  DirectLight direct = DirectLight::Vpl;
+  std::uint32_t directPoints = 16;  // --direct rays: jittered points per layer
+  std::uint32_t directSamples = 4;  // --direct rays: shadow rays per point and emissive triangle
 };
 
 struct BakeStats {
@@ -105,6 +117,11 @@ struct BakeStats {
   double biasSeconds = 0.0;           // the compensation pass (Embree, TBB), after the warp
   std::uint64_t biasRays = 0;         // its probe, cosine and shadow rays
   std::uint64_t biasLayersWithoutSurface = 0;  // layers whose jittered points all missed their surface
+  int indirectLdcResolution = 0;      // R2 of the bounces' level, 0 when the bake has one level
+  std::uint64_t indirectLevelWrites = 0;  // the LDI pixel writes of that level (included in pixelWrites)
+  double levelSeconds = 0.0;          // adding the bounces' level to the store
+  double directSeconds = 0.0;         // the direct-light pass (--direct rays; Embree, TBB), after the warp
+  std::uint64_t directRays = 0;       // its probe and shadow rays
   double totalSeconds = 0.0;          // wall time of the whole bake (checkpoint callbacks excluded)
   std::uint32_t pathsCompleted = 0;   // options.paths, or fewer when the time budget ended the bake
 };
@@ -118,6 +135,8 @@ struct BakeResult {
 WarpDevice resolveWarpDevice(WarpDevice requested);
 const char* warpDeviceName(WarpDevice warp);                       // "cpu", "gpu" or "auto"
 std::optional<WarpDevice> parseWarpDevice(std::string_view name);  // the inverse; nullopt for another name
+const char* directLightName(DirectLight direct);                       // "vpl" or "rays"
+std::optional<DirectLight> parseDirectLight(std::string_view name);   // the inverse; nullopt for another name
 
 // Throws ibrr::Error naming the flag (--paths, --ldc, --hemicube, ...) for an option out of range.
 // bakeStore() checks too; commands call it first to fail before loading anything.
@@ -177,12 +196,24 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
 // (ldc_builder.hpp): `sums` then holds the seeded layers only, and `deferred` the records that open or join the
 // others, for openDeferredLayers once every share's are known.
 struct LightPathBake {
-  LayerSums sums;
+  LayerSums sums;  // the store's level (R)
   std::vector<DeferredOpening> deferred;
+  // With --indirect-ldc R2 < R: the bounces' level and its deferred openings.
+  std::optional<LayerSums> indirect;
+  std::vector<DeferredOpening> indirectDeferred;
   BakeStats stats;
 };
+// The store of light-path sums: the store's level, rounded, with the bounces' level added when there is one.
+LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect);
+// The R2 the bounces' level of `options` uses (R when the bake has one level).
+int indirectLevelResolution(const BakeOptions& options);
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                              const BakeCheckpoints* checkpoints = nullptr);
+
+// `store` with the direct light of every layer added (direct_light.hpp, options.directPoints and directSamples);
+// the time and rays go into `stats`. bakeStore calls it for --direct rays, before the bias compensation.
+LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
+                                const BakeProgress& progress, BakeStats& stats);
 
 // `store` (baked with `options`, uncompensated) with the clamp's missing light added per layer
 // (bias_compensation.hpp, options.biasRays and biasPasses at geometryClampFor's clamp, which must be > 0); its

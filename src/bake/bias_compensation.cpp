@@ -1,5 +1,7 @@
 #include "bake/bias_compensation.hpp"
 
+#include "bake/layer_points.hpp"
+
 #include "ibrr/error.hpp"
 #include "ibrr/octahedral.hpp"
 #include "rays/sampler.hpp"
@@ -30,6 +32,7 @@ struct Estimator {
   const IrradianceSource& irradianceAt;  // H(y)
   float clamp;     // b, 1/area in scene units
   float maxRange;  // r_max = 1/√(π b): no point farther away has g > b
+  bool emittedLight;  // the lights' own VPLs were clamped too; false when the direct light came from rays
 
   // max(0, 1 − b/g) for g = cosθx cosθy/(π r²); 0 for grazing or back-facing pairs.
   float clampedFraction(float cosX, float cosY, float distanceSquared) const {
@@ -70,7 +73,7 @@ struct Estimator {
     glm::vec3 radiosityY(0.0f);  // M(y) = π·L_e + ρ·H
     if (glm::any(glm::greaterThan(y.albedo, glm::vec3(0.0f))))
       radiosityY = y.albedo * irradianceAt(y.position, normalY, samples, rays);
-    if (y.frontFacing && glm::any(glm::greaterThan(y.emission, glm::vec3(0.0f))))
+    if (emittedLight && y.frontFacing && glm::any(glm::greaterThan(y.emission, glm::vec3(0.0f))))
       radiosityY += glm::pi<float>() * y.emission * emitterWeight(hit, cosX, -glm::dot(y.geometricNormal, direction), r2);
     return radiosityY * fraction;
   }
@@ -148,62 +151,24 @@ struct Estimator {
     const glm::vec2 uDirection = samples.next2D();
     const glm::vec2 uLight = samples.next2D();
     const glm::vec2 uPoint = samples.next2D();
-    return cosineSample(x, uDirection, samples, rays) + lightSample(x, uLight, uPoint, rays);
+    const glm::vec3 bounced = cosineSample(x, uDirection, samples, rays);
+    return emittedLight ? bounced + lightSample(x, uLight, uPoint, rays) : bounced;
   }
 };
-
-// The surface under `point`: the first surface a probe ray along −`normal` finds within `reach` on either side
-// of it, with its normals turned to the side `normal` points to, if its shading normal is within
-// n'·n > `minCos` of `normal`.
-std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const glm::vec3& point,
-                                               const glm::vec3& normal, float reach, float minCos,
-                                               std::uint64_t& rays) {
-  rays::Ray probe;
-  probe.origin = point + reach * normal;
-  probe.direction = -normal;
-  probe.tFar = 2.0f * reach;
-  ++rays;
-  const rays::Hit hit = embree.intersect(probe);
-  if (!hit.valid()) return std::nullopt;
-  rays::SurfacePoint surface = embree.surface(probe, hit);
-  if (!surface.frontFacing) {  // the back side's: work with that side's normals
-    surface.geometricNormal = -surface.geometricNormal;
-    surface.shadingNormal = -surface.shadingNormal;
-    surface.frontFacing = true;
-  }
-  if (glm::dot(surface.shadingNormal, normal) <= minCos) return std::nullopt;
-  return surface;
-}
 
 // H_miss of one layer of `store` (global pixel `pixel`, index `layerIndex`): the mean over the jittered points
 // that found the layer's surface; `foundSurface` false when none did.
 glm::vec3 layerEstimate(const Estimator& estimator, const LayeredDepthCube& store, std::uint32_t pixel,
                         std::uint32_t layerIndex, const BiasCompensationOptions& options, std::uint64_t& rays,
                         bool& foundSurface) {
-  const LdcFrame& frame = store.frame();
-  const PackedLayer& layer = store.layers()[layerIndex];
-  const glm::vec3 planeNormal = octDecode(layer.normal);
-  const int ldi = int(pixel / frame.pixelsPerLdi());
-  const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
-  const int i = int(inLdi % std::uint32_t(frame.resolution()));
-  const int j = int(inLdi / std::uint32_t(frame.resolution()));
-  const int u = ldiAxisU(ldi);
-  const int v = ldiAxisV(ldi);
   const std::uint32_t stream = rays::hashCombine(rays::hashCombine(kCompensationStream, options.seed), layerIndex);
   glm::vec3 sum(0.0f);
   std::uint32_t found = 0;
   for (std::uint32_t k = 0; k < options.raysPerLayer; ++k) {
     rays::SampleStream samples(stream, k);
     const glm::vec2 jitter = samples.next2D();
-    glm::vec3 onPlane(0.0f);
-    onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
-    onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
-    onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
-    // The layer's surface: under the jittered point within ε_d, facing the plane's way within ε_n.
-    const LdcParams& params = store.params();
-    const std::optional<rays::SurfacePoint> x =
-        surfaceUnder(estimator.embree, onPlane, planeNormal, params.epsDistance, 1.0f - params.epsNormal, rays);
-    if (!x || std::fabs(glm::dot(x->position, planeNormal) - layer.d) >= params.epsDistance) continue;
+    const std::optional<rays::SurfacePoint> x = layerSurfacePoint(estimator.embree, store, pixel, layerIndex, jitter, rays);
+    if (!x) continue;
     ++found;
     sum += estimator.missingAt(*x, samples, rays);
   }
@@ -243,18 +208,6 @@ std::vector<glm::vec3> compensationPass(const Estimator& estimator, const Layere
   return missing;
 }
 
-// `store` with `missing` added to its layers.
-LayeredDepthCube withAdded(const LayeredDepthCube& store, const std::vector<glm::vec3>& missing) {
-  std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
-  for (std::size_t k = 0; k < layers.size(); ++k) {
-    layers[k].r += missing[k].r;
-    layers[k].g += missing[k].g;
-    layers[k].b += missing[k].b;
-  }
-  return LayeredDepthCube(store.params(), store.vplCount(),
-                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
-}
-
 // Keller's clamped VPL sum at y, Σ_v Φ_v·min(g_v, b)·V(v, y), estimated from `count` VPLs: one uniformly in
 // each of `count` equal strata of the set, each weighted by the stratum's size.
 glm::vec3 clampedVplIrradiance(const rays::VplSet& vpls, const rays::EmbreeScene& embree, float clamp,
@@ -292,7 +245,8 @@ std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positio
                                         std::uint64_t& rays) {
     return clampedVplIrradiance(vpls, embree, geometryClamp, vplSamples, p, n, samples, rays);
   };
-  const Estimator estimator{embree, lights, fromVpls, geometryClamp, 1.0f / std::sqrt(glm::pi<float>() * geometryClamp)};
+  const Estimator estimator{embree, lights, fromVpls, geometryClamp, 1.0f / std::sqrt(glm::pi<float>() * geometryClamp),
+                            true};
   std::vector<glm::vec3> missing(positions.size(), glm::vec3(0.0f));
   // Far enough for the G-buffer's float positions, short of any other surface: 1e-4 of the scene's diagonal.
   const float probeReach = 1e-4f * std::max(embree.scene().bounds().diagonal(), 1e-12f);
@@ -358,10 +312,10 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
                                                             rays::SampleStream&, std::uint64_t&) {
       return current.radiosity(p, n, options.lookup).value_or(glm::vec3(0.0f));
     };
-    const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange};
+    const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange, !options.directLightFromRays};
     std::vector<glm::vec3> missing = compensationPass(estimator, current, options, stats, advance);
     if (options.shareMissing) options.shareMissing(missing);
-    current = withAdded(store, missing);
+    current = withAddedRadiosity(store, missing);
   }
   current.setBiasCompensation(options.raysPerLayer, options.passes);
   stats.seconds = time.seconds();

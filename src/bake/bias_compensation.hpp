@@ -47,6 +47,9 @@ struct BiasCompensationOptions {
   std::uint32_t passes = 2;         // 1: H(y) from the clamped store; 2: from the pass-1 store; ...
   std::uint32_t seed = 0;
   RetrievalFilter lookup = RetrievalFilter::Bilinear;  // how H(y) is read from the store
+  // The store's direct light came from shadow rays, unclamped (direct_light.hpp): H_miss then covers only the
+  // clamp of the VPLs after a bounce, M(y) = ρ(y)·H(y), with no emitted part and no light sample.
+  bool directLightFromRays = false;
   // A distributed bake (src/cluster/) splits the layers over its ranks: this process estimates the layers of
   // pixels [firstPixel, endPixel) (endPixel 0 = up to the last), and after each pass `shareMissing` fills in the
   // other ranks' entries of the per-layer H_miss vector, so that every rank reads the same store in the next

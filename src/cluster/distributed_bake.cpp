@@ -5,6 +5,7 @@
 #include "util/stopwatch.hpp"
 
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -136,12 +137,13 @@ bake::BakeStats addedStats(Cluster& cluster, const bake::BakeStats& mine) {
   bake::BakeStats all = mine;
   const std::vector<double> counts = cluster.allSum(std::vector<double>{
       double(mine.hemicubes), double(mine.hemicubePixels), double(mine.samplesInserted),
-      double(mine.trianglesSubmitted), double(mine.pixelWrites)});
+      double(mine.trianglesSubmitted), double(mine.pixelWrites), double(mine.indirectLevelWrites)});
   all.hemicubes = std::uint64_t(counts[0]);
   all.hemicubePixels = std::uint64_t(counts[1]);
   all.samplesInserted = std::uint64_t(counts[2]);
   all.trianglesSubmitted = std::uint64_t(counts[3]);
   all.pixelWrites = std::uint64_t(counts[4]);
+  all.indirectLevelWrites = std::uint64_t(counts[5]);
   const std::vector<double> times = cluster.allMax(std::vector<double>{
       mine.vplSeconds, mine.renderSeconds, mine.readbackSeconds, mine.warpSeconds, mine.insertSeconds,
       mine.waitSeconds, mine.seedSeconds});
@@ -215,11 +217,26 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   const Stopwatch reduceTime;
   const LdcParams params = paths.sums.layers.params();
   SharePart whole = reduceUpTree(cluster, SharePart{std::move(paths.sums), std::move(paths.deferred)});
-  LayeredDepthCube store =
-      cluster.isRoot() ? openDeferredLayers(whole.sums, std::move(whole.deferred)).rounded() : LayeredDepthCube();
+  std::optional<SharePart> indirect;  // the bounces' level (--indirect-ldc), added up the same tree
+  if (paths.indirect)
+    indirect = reduceUpTree(cluster, SharePart{std::move(*paths.indirect), std::move(paths.indirectDeferred)});
+  LayeredDepthCube store;
+  if (cluster.isRoot()) {
+    const LayerSums level = openDeferredLayers(whole.sums, std::move(whole.deferred));
+    if (indirect) {
+      const LayerSums coarse = openDeferredLayers(indirect->sums, std::move(indirect->deferred));
+      store = bake::lightPathStore(level, &coarse);
+    } else {
+      store = bake::lightPathStore(level, nullptr);
+    }
+  }
   out.times.reduceSeconds = reduceTime.seconds();
   bake::BakeStats stats = addedStats(cluster, paths.stats);
   stats.openedLayers = cluster.isRoot() ? store.layers().size() - stats.seedLayers : 0;
+  // The direct light (--direct rays) on rank 0, over the whole store: each layer draws from its own stream, so the
+  // store is the one-process bake's byte for byte.
+  if (options.direct == bake::DirectLight::Rays && cluster.isRoot())
+    store = bake::addDirectLight(scene, store, options, progress, stats);
 
   if (options.biasCompensation && bake::geometryClampFor(scene, options) > 0.0f) {
     cluster.agree();

@@ -24,19 +24,14 @@ void addQuad(scene::Scene& scene, glm::vec3 v0, glm::vec3 v1, glm::vec3 v2, glm:
   scene.instances.push_back(instance);
 }
 
-namespace {
-
-// Reverses the quad's winding if its normal does not point along `towards`.
 void addOrientedQuad(scene::Scene& scene, glm::vec3 v0, glm::vec3 v1, glm::vec3 v2, glm::vec3 v3, glm::vec3 towards,
-                     glm::vec3 albedo, glm::vec3 emission = glm::vec3(0.0f), const char* name = "quad") {
+                     glm::vec3 albedo, glm::vec3 emission, const char* name) {
   const glm::vec3 n = glm::cross(v1 - v0, v2 - v0);
   if (glm::dot(n, towards) < 0.0f)
     addQuad(scene, v3, v2, v1, v0, albedo, emission, name);
   else
     addQuad(scene, v0, v1, v2, v3, albedo, emission, name);
 }
-
-}  // namespace
 
 scene::Scene makeFurnace(float albedo, glm::vec3 emission) {
   scene::Scene scene;

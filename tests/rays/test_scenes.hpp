@@ -11,6 +11,10 @@ namespace ibrr::rays::test {
 void addQuad(scene::Scene& scene, glm::vec3 v0, glm::vec3 v1, glm::vec3 v2, glm::vec3 v3, glm::vec3 albedo,
              glm::vec3 emission = glm::vec3(0.0f), const char* name = "quad");
 
+// addQuad with the winding reversed if the quad's normal does not point along `towards`.
+void addOrientedQuad(scene::Scene& scene, glm::vec3 v0, glm::vec3 v1, glm::vec3 v2, glm::vec3 v3, glm::vec3 towards,
+                     glm::vec3 albedo, glm::vec3 emission = glm::vec3(0.0f), const char* name = "quad");
+
 // The closed furnace box [−1,1]³, every face facing in, albedo a and emission E (a radiance)
 // everywhere; a 90° camera "inside" at the centre. Every pixel's radiance is E/(1 − a).
 scene::Scene makeFurnace(float albedo, glm::vec3 emission);

@@ -1,0 +1,46 @@
+#pragma once
+// The direct light of every store layer by shadow rays (`ibrr bake --direct rays`): the irradiance (W/m², the
+// store's unit) that the lights send straight to the layer's surface,
+//
+//     E(x) = Σ_emitters ∫_A L_e · cosθx cosθy / r² · V(x, y) dA(y)  +  Σ_point,spot I(ω)·cosθx / r² · V(x, light),
+//
+// estimated at `points` points jittered over the layer's pixel on its surface (layer_points.hpp) and averaged
+// over those that found it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
+// points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
+// points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. Emissive surfaces
+// are lights here exactly as in the reference path tracer (rays/light_set.hpp), and no geometry term is clamped,
+// so this replaces the hemicubes of the VPLs on the lights. Each layer draws its numbers from its own stream:
+// the result is the same byte for byte whatever the thread count.
+#include "ibrr/ldc.hpp"
+#include "rays/embree_scene.hpp"
+#include "rays/light_set.hpp"
+#include "util/progress.hpp"
+
+#include <glm/glm.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace ibrr::bake {
+
+struct DirectLightOptions {
+  std::uint32_t points = 16;          // jittered points per layer
+  std::uint32_t samplesPerLight = 4;  // shadow rays per point and emissive triangle
+  std::uint32_t seed = 0;
+};
+
+struct DirectLightStats {
+  std::uint64_t rays = 0;                  // probe and shadow rays
+  std::uint64_t layersWithoutSurface = 0;  // layers none of whose points found their surface (they get 0)
+  double seconds = 0.0;
+};
+
+// The pass reports its layers (done of total) as this phase of a ProgressObserver.
+inline constexpr const char* kDirectLightPhase = "direct light";
+
+// E(x) of every layer of `store`, in layer order. Throws ibrr::Interrupted on Ctrl-C.
+std::vector<glm::vec3> directLightPerLayer(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
+                                           const rays::LightSet& lights, const DirectLightOptions& options,
+                                           DirectLightStats& stats, const ProgressObserver& progress = {});
+
+}  // namespace ibrr::bake

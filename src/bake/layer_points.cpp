@@ -1,0 +1,63 @@
+#include "bake/layer_points.hpp"
+
+#include "ibrr/octahedral.hpp"
+
+#include <cmath>
+
+namespace ibrr::bake {
+
+std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const glm::vec3& point,
+                                               const glm::vec3& normal, float reach, float minCos,
+                                               std::uint64_t& rays) {
+  rays::Ray probe;
+  probe.origin = point + reach * normal;
+  probe.direction = -normal;
+  probe.tFar = 2.0f * reach;
+  ++rays;
+  const rays::Hit hit = embree.intersect(probe);
+  if (!hit.valid()) return std::nullopt;
+  rays::SurfacePoint surface = embree.surface(probe, hit);
+  if (!surface.frontFacing) {  // the back side's: work with that side's normals
+    surface.geometricNormal = -surface.geometricNormal;
+    surface.shadingNormal = -surface.shadingNormal;
+    surface.frontFacing = true;
+  }
+  if (glm::dot(surface.shadingNormal, normal) <= minCos) return std::nullopt;
+  return surface;
+}
+
+std::optional<rays::SurfacePoint> layerSurfacePoint(const rays::EmbreeScene& embree, const LayeredDepthCube& store,
+                                                    std::uint32_t pixel, std::uint32_t layerIndex,
+                                                    const glm::vec2& jitter, std::uint64_t& rays) {
+  const LdcFrame& frame = store.frame();
+  const PackedLayer& layer = store.layers()[layerIndex];
+  const glm::vec3 planeNormal = octDecode(layer.normal);
+  const int ldi = int(pixel / frame.pixelsPerLdi());
+  const std::uint32_t inLdi = pixel % frame.pixelsPerLdi();
+  const int i = int(inLdi % std::uint32_t(frame.resolution()));
+  const int j = int(inLdi / std::uint32_t(frame.resolution()));
+  const int u = ldiAxisU(ldi);
+  const int v = ldiAxisV(ldi);
+  glm::vec3 onPlane(0.0f);
+  onPlane[u] = frame.origin()[u] + (float(i) + jitter.x) * frame.pixelSize();
+  onPlane[v] = frame.origin()[v] + (float(j) + jitter.y) * frame.pixelSize();
+  onPlane[ldi] = (layer.d - planeNormal[u] * onPlane[u] - planeNormal[v] * onPlane[v]) / planeNormal[ldi];
+  const LdcParams& params = store.params();
+  std::optional<rays::SurfacePoint> x =
+      surfaceUnder(embree, onPlane, planeNormal, params.epsDistance, 1.0f - params.epsNormal, rays);
+  if (!x || std::fabs(glm::dot(x->position, planeNormal) - layer.d) >= params.epsDistance) return std::nullopt;
+  return x;
+}
+
+LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added) {
+  std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    layers[k].r += added[k].r;
+    layers[k].g += added[k].g;
+    layers[k].b += added[k].b;
+  }
+  return LayeredDepthCube(store.params(), store.vplCount(),
+                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
+}
+
+}  // namespace ibrr::bake

@@ -1,0 +1,138 @@
+// The direct light per store layer (bake/direct_light.hpp, `--direct rays`) against closed forms: a rectangle
+// light over a plane (π·L·F), a point and a spot light (I·h/r³), each layer against the mean of the closed form
+// over the part of its pixel it stands for.
+#include "bake/bake.hpp"
+#include "ibrr/octahedral.hpp"
+#include "rays/light_set.hpp"
+#include "rays/test_scenes.hpp"
+#include "test_support.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <glm/gtc/constants.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+
+using namespace ibrr;
+
+namespace {
+
+// Only the direct pass: no VPL after a bounce (so no hemicube at all) and nothing to compensate.
+bake::BakeOptions directOnlyBake() {
+  bake::BakeOptions options;
+  options.direct = bake::DirectLight::Rays;
+  options.paths = 64;
+  options.maxBounces = 0;
+  options.biasCompensation = false;
+  options.ldcResolution = 256;
+  return options;
+}
+
+struct LayerCheck {
+  int checked = 0;
+  int beyond = 0;
+  double worst = 0.0;
+};
+
+// Every layer of the plane z = 0 (facing +z) in pixels wholly inside |x|, |y| < `within`, against the mean of
+// `irradiance(x, y)` over its pixel (16 × 16 midpoints); layers where `skip(x, y)` at the pixel centre are left out.
+LayerCheck checkPlaneLayers(const LayeredDepthCube& store, float within, double tolerance,
+                            const std::function<double(double, double)>& irradiance,
+                            const std::function<bool(double, double)>& skip) {
+  const LdcFrame& frame = store.frame();
+  const float size = frame.pixelSize();
+  LayerCheck result;
+  const int resolution = frame.resolution();
+  for (int j = 0; j < resolution; ++j)
+    for (int i = 0; i < resolution; ++i) {
+      const double x0 = frame.origin().x + double(i) * size, y0 = frame.origin().y + double(j) * size;
+      if (x0 < -within || y0 < -within || x0 + size > within || y0 + size > within) continue;
+      if (skip(x0 + 0.5 * size, y0 + 0.5 * size)) continue;
+      const std::uint32_t pixel = 2u * frame.pixelsPerLdi() + std::uint32_t(j * resolution + i);  // LDI z: (x, y)
+      for (const PackedLayer& layer : store.pixelLayers(pixel)) {
+        if (octDecode(layer.normal).z < 0.999f || std::fabs(layer.d) > 1e-4f) continue;
+        double expected = 0.0;
+        constexpr int kSteps = 16;
+        for (int b = 0; b < kSteps; ++b)
+          for (int a = 0; a < kSteps; ++a)
+            expected += irradiance(x0 + (a + 0.5) * size / kSteps, y0 + (b + 0.5) * size / kSteps);
+        expected /= kSteps * kSteps;
+        const double error = std::fabs(double(layer.r) - expected) / std::max(expected, 1e-12);
+        ++result.checked;
+        result.worst = std::max(result.worst, error);
+        if (error > tolerance) {
+          ++result.beyond;
+          std::printf("layer at %g,%g: %g against %g\n", x0, y0, double(layer.r), expected);
+        }
+      }
+    }
+  return result;
+}
+
+scene::Scene planeWithDeltaLight(bool spot) {
+  scene::Scene scene;
+  rays::test::addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
+  if (spot) {
+    scene::SpotLight light;
+    light.position = {0, 0, 1};
+    light.direction = {0, 0, -1};
+    light.intensity = glm::vec3(3.0f);
+    light.cosInner = 0.6f;
+    light.cosOuter = 0.5f;
+    scene.spotLights.push_back(light);
+  } else {
+    scene::PointLight light;
+    light.position = {0, 0, 1};
+    light.intensity = glm::vec3(3.0f);
+    scene.pointLights.push_back(light);
+  }
+  scene.finalize();
+  return scene;
+}
+
+}  // namespace
+
+TEST_CASE("direct light per layer: a rectangle light over a plane gives π·L·F at every layer within 1%",
+          "[ibrr][gpu][direct]") {
+  test::glContext();
+  const rays::test::PlaneUnderLight setup;
+  const scene::Scene scene = rays::test::makePlaneUnderLight(setup);
+  const bake::BakeResult baked = bake::bakeStore(scene, directOnlyBake());
+  CHECK(baked.stats.hemicubes == 0);
+  CHECK(baked.stats.directRays > 0);
+  const LayerCheck check = checkPlaneLayers(
+      baked.store, 19.0f, 0.01,
+      [&](double x, double y) { return setup.radiance.r * glm::pi<double>() * rays::test::formFactor(setup, x, y); },
+      [](double, double) { return false; });
+  INFO(check.checked << " layers, " << check.beyond << " beyond 1%, worst " << check.worst);
+  CHECK(check.checked > 40000);
+  CHECK(check.beyond == 0);
+}
+
+TEST_CASE("direct light per layer: a point and a spot light give I·h/r³ at every layer within 1%",
+          "[ibrr][gpu][direct]") {
+  test::glContext();
+  const bool spot = GENERATE(false, true);
+  INFO((spot ? "spot light" : "point light"));
+  const scene::Scene scene = planeWithDeltaLight(spot);
+  const bake::BakeResult baked = bake::bakeStore(scene, directOnlyBake());
+  // E = I·profile·cosθ/r² = I·profile·h/r³ at height h = 1; the spot's full cone is cosθ ≥ 0.6 (r ≤ 1.33 on
+  // the plane), its profile steps smoothly down to 0 at cosθ = 0.5 (r = 1.73), and it is dark beyond.
+  const auto irradiance = [&](double x, double y) {
+    const double r = std::sqrt(x * x + y * y + 1.0);
+    const double profile = spot ? rays::spotProfile(scene.spotLights[0], float(1.0 / r)) : 1.0;
+    return 3.0 * profile / (r * r * r);
+  };
+  // Across the spot's step the light changes from full to none within 2.5 pixels (a penumbra of the profile):
+  // pixels that reach into it are left out.
+  const auto nearTheStep = [&](double x, double y) {
+    const double cosine = 1.0 / std::sqrt(x * x + y * y + 1.0);
+    return spot && cosine > 0.47 && cosine < 0.64;
+  };
+  const LayerCheck check = checkPlaneLayers(baked.store, 19.0f, 0.01, irradiance, nearTheStep);
+  INFO(check.checked << " layers, " << check.beyond << " beyond 1%, worst " << check.worst);
+  CHECK(check.checked > 40000);
+  CHECK(check.beyond == 0);
+}
