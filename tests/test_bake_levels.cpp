@@ -72,7 +72,8 @@ TEST_CASE("the bounces' coarse level: a thin wall's dark face stays dark, its li
   for (std::uint32_t pixel = 0; pixel < frame.pixelsPerLdi(); ++pixel)  // LDI x
     for (const PackedLayer& layer : baked.store.pixelLayers(pixel)) {
       const glm::vec3 n = octDecode(layer.normal);
-      if (std::fabs(layer.d) > 0.1f * frame.pixelSize() && std::fabs(layer.d - 0.3f * frame.pixelSize()) > 0.1f * frame.pixelSize())
+      if (std::fabs(layer.d) > 0.1f * frame.pixelSize() &&
+          std::fabs(layer.d - 0.3f * frame.pixelSize()) > 0.1f * frame.pixelSize())
         continue;  // another surface than the wall
       if (n.x < -0.99f) {
         ++litFace;
@@ -90,7 +91,7 @@ TEST_CASE("the bounces' coarse level: a thin wall's dark face stays dark, its li
   CHECK(darkFaceLit == 0);
 }
 
-TEST_CASE("--indirect-ldc R keeps one level: the store equals the one-level bake's, byte for byte",
+TEST_CASE("the bounces' level at the store's own R is one level: the store equals the one-level bake's, byte for byte",
           "[ibrr][gpu][levels]") {
   test::glContext();
   const scene::Scene scene = splitBox(0.01f);

@@ -2,8 +2,8 @@
 
 #include "bake/bias_compensation.hpp"
 #include "bake/direct_light.hpp"
-#include "bake/layer_points.hpp"
 #include "bake/gpu_insertion.hpp"
+#include "bake/layer_points.hpp"
 #include "gpu/context.hpp"
 #include "gpu/hemicube.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -22,7 +22,9 @@
 #include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 
+#include <tbb/info.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
 #include <glm/gtc/constants.hpp>
@@ -255,7 +257,7 @@ std::optional<WarpDevice> parseWarpDevice(std::string_view name) {
 
 namespace {
 constexpr std::pair<DirectLight, const char*> kDirectLightNames[] = {{DirectLight::Vpl, "vpl"},
-                                                                   {DirectLight::Rays, "rays"}};
+                                                                     {DirectLight::Rays, "rays"}};
 }  // namespace
 
 const char* directLightName(DirectLight direct) {
@@ -541,11 +543,44 @@ void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrite
   stats.insertSeconds += level.insertSeconds;
   stats.samplesInserted += level.samplesInserted;
   stats.pixelWrites += level.pixelWrites;
-  if (levelWrites) *levelWrites = level.pixelWrites;
-  else stats.openedLayers = level.openedLayers;  // the store's level: its layers are the store's
+  if (levelWrites)
+    *levelWrites = level.pixelWrites;
+  else
+    stats.openedLayers = level.openedLayers;  // the store's level: its layers are the store's
 }
 
 }  // namespace
+
+InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& options, int resolution,
+                                 std::uint32_t hemicubes) {
+  validateBakeOptions(options);
+  const rays::VplSet vpls = pathShare(generateBakeVpls(scene, options), 0, options.paths, 1);
+  const float geometryClamp = geometryClampFor(scene, options);
+  const gpu::SceneRenderer renderer(scene);
+  gpu::HemicubeRenderer renderers(renderer, scene, options.indirectHemicubeResolution);
+  std::vector<HemicubeSamples> samples(std::min<std::size_t>(hemicubes, vpls.vpls.size()));
+  std::vector<HemicubeSampleView> views(samples.size());
+  gpu::HemicubeCapture capture;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const rays::Vpl& vpl = vpls.vpls[i];
+    renderers.render(hemicubeSourceFor(vpl, scene), hemicubeResolutionFor(vpl, options), capture);
+    captureToSamples(capture, vpl.power, geometryClamp, samples[i]);
+    views[i] = samples[i].view();
+  }
+  InsertionTiming timing;
+  timing.hemicubes = samples.size();
+  timing.threads = tbb::info::default_concurrency();
+  for (const int threads : {1, timing.threads}) {
+    LdcBuilder builder = seededBuilder(scene, options, resolution);
+    const std::uint64_t before = builder.stats().splatRecords;
+    tbb::task_arena arena(threads);
+    const Stopwatch insertTime;
+    arena.execute([&] { builder.insert(views); });
+    (threads == 1 ? timing.oneThreadSeconds : timing.allThreadsSeconds) = insertTime.seconds();
+    timing.writes = builder.stats().splatRecords - before;
+  }
+  return timing;
+}
 
 int indirectLevelResolution(const BakeOptions& options) {
   return options.indirectLdcResolution == 0 ? options.ldcResolution : options.indirectLdcResolution;

@@ -156,6 +156,18 @@ rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& opti
 gpu::HemicubeSource hemicubeSourceFor(const rays::Vpl& vpl, const scene::Scene& scene);
 int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
 
+// The CPU insertion alone (ibrr bench ibrr): the hemicubes of the first `hemicubes` VPLs after a bounce, rendered
+// and read back once, inserted into a cube of `resolution` seeded from the geometry, on one thread and on all.
+struct InsertionTiming {
+  std::uint64_t hemicubes = 0;
+  std::uint64_t writes = 0;         // LDI pixel writes of one insertion of them all
+  double oneThreadSeconds = 0.0;
+  double allThreadsSeconds = 0.0;
+  int threads = 0;                  // TBB's default concurrency
+};
+InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& options, int resolution,
+                                 std::uint32_t hemicubes);
+
 // The bake's two long parts, in order, for progress.
 // The bake reports through a ProgressObserver (util/progress.hpp): phase kHemicubePhase (hemicubes), then
 // kCompensationPhase (layers, bias_compensation.hpp). Hemicubes are reported on the GL thread, layers from any.

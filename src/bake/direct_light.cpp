@@ -38,7 +38,7 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     if (!glm::any(glm::greaterThan(intensity, glm::vec3(0.0f)))) return glm::vec3(0.0f);
     ++rays;
     return embree.visibleLight(embree.offsetOrigin(x, toLight), position, glm::vec3(0.0f)) ? intensity * (cosX / r2)
-                                                                                         : glm::vec3(0.0f);
+                                                                                           : glm::vec3(0.0f);
   };
   switch (lights.kind(light)) {
     case rays::LightKind::Point: {
@@ -52,7 +52,8 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
         return spot.intensity * rays::spotProfile(spot, glm::dot(axis, away));
       });
     }
-    case rays::LightKind::Triangle: break;
+    case rays::LightKind::Triangle:
+      break;
   }
   // An emissive triangle: Σ_s L_e cosθx cosθy / r² · A / S over uniform points y_s on it (pdf 1/A).
   const scene::EmissiveTriangle& emitter = scene.emitters()[local];

@@ -57,7 +57,8 @@ LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::ve
     layers[k].b += added[k].b;
   }
   return LayeredDepthCube(store.params(), store.vplCount(),
-                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
+                          std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()),
+                          std::move(layers));
 }
 
 }  // namespace ibrr::bake

@@ -19,8 +19,7 @@ namespace ibrr::bake {
 // of it, with its normals turned to the side `normal` points to, if its shading normal is within
 // n'·n > `minCos` of `normal`.
 std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, const glm::vec3& point,
-                                               const glm::vec3& normal, float reach, float minCos,
-                                               std::uint64_t& rays);
+                                               const glm::vec3& normal, float reach, float minCos, std::uint64_t& rays);
 
 // The surface point of layer `layerIndex` (in global pixel `pixel`) of `store` at `jitter` ∈ [0, 1)² across the
 // pixel: on the layer's plane within ε_d and facing its way within ε_n, or none. Counts its probe ray.

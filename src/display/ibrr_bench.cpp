@@ -22,16 +22,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Renders every VPL's hemicube with readback but no warp: the floor under the bake's wall time.
+// Renders every hemicube the bake renders, with readback but no warp: the floor under the bake's wall time.
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options) {
   const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
   const gpu::SceneRenderer renderer(scene);
   gpu::HemicubeRenderer hemicubes(renderer, scene,
-                                   std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
+                                  std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
   gpu::HemicubeCapture capture;
   const Stopwatch renderTime;
   for (const rays::Vpl& vpl : vpls.vpls)
-    hemicubes.render(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), capture);
+    if (vpl.bounce > 0 || options.direct == bake::DirectLight::Vpl)  // with rays, the lights' VPLs render none
+      hemicubes.render(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), capture);
   return renderTime.seconds();
 }
 
@@ -42,32 +43,67 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOpti
 // CPU warp, so it is measured on fewer paths there (kSoftwareGpuWarpPaths) to keep the run short.
 constexpr std::uint32_t kSoftwareGpuWarpPaths = 64;
 
+// The bake's two configurations: the paper's (the VPLs on the lights render hemicubes, one level; the default)
+// and the direct light by rays with the bounces at R/2, measured by the CPU warp only.
+struct BakeConfiguration {
+  const char* name;
+  bake::DirectLight direct;
+  bool halfResolutionBounces;
+  std::vector<bake::WarpDevice> warps;
+};
+const BakeConfiguration kBakeConfigurations[] = {
+    {"paper", bake::DirectLight::Vpl, false, {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}},
+    {"rays+R/2", bake::DirectLight::Rays, true, {bake::WarpDevice::Cpu}},
+};
+
 void benchBake(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
                bool softwareRenderer, std::ostream& out) {
-  for (bake::WarpDevice warp : {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}) {
-    bake::BakeOptions withWarp = options;
-    withWarp.warp = warp;
-    if (warp == bake::WarpDevice::Gpu && softwareRenderer)
-      withWarp.paths = std::min(withWarp.paths, kSoftwareGpuWarpPaths);
-    const double renderOnly = hemicubeRenderOnlySeconds(scene, withWarp);
-    const bake::BakeResult result = bake::bakeStore(scene, withWarp);
-    const bake::BakeStats& s = result.stats;
-    const StoreStats store = result.store.stats();
-    char line[768];
-    std::snprintf(
-        line, sizeof line,
-        "%-12s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f s = "
-        "paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f, "
-        "bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f without the compensation) | "
-        "%.1f MiB, %.2f layers/pixel, %llu opened\n",
-        name.c_str(), bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
-        static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
-        1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
-        s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
-        warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, s.biasSeconds, renderOnly,
-        s.totalSeconds / renderOnly, (s.totalSeconds - s.biasSeconds) / renderOnly,
-        double(store.totalBytes) / (1 << 20), store.layersPerOccupiedPixel,
-        static_cast<unsigned long long>(s.openedLayers));
+  for (const BakeConfiguration& configuration : kBakeConfigurations)
+    for (bake::WarpDevice warp : configuration.warps) {
+      bake::BakeOptions withWarp = options;
+      withWarp.direct = configuration.direct;
+      if (configuration.halfResolutionBounces) withWarp.indirectLdcResolution = options.ldcResolution / 2;
+      withWarp.warp = warp;
+      if (warp == bake::WarpDevice::Gpu && softwareRenderer)
+        withWarp.paths = std::min(withWarp.paths, kSoftwareGpuWarpPaths);
+      const double renderOnly = hemicubeRenderOnlySeconds(scene, withWarp);
+      const bake::BakeResult result = bake::bakeStore(scene, withWarp);
+      const bake::BakeStats& s = result.stats;
+      const StoreStats store = result.store.stats();
+      char line[768];
+      std::snprintf(
+          line, sizeof line,
+          "%-12s %-8s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f "
+          "s = paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f, "
+          "direct %.2f (%.1f M rays/s), bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f "
+          "without the compensation) | %.1f MiB, %.2f layers/pixel, %llu opened\n",
+          name.c_str(), configuration.name, bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
+          static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
+          1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
+          s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
+          warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, s.directSeconds,
+          s.directSeconds > 0.0 ? 1e-6 * double(s.directRays) / s.directSeconds : 0.0, s.biasSeconds, renderOnly,
+          s.totalSeconds / renderOnly, (s.totalSeconds - s.biasSeconds) / renderOnly,
+          double(store.totalBytes) / (1 << 20), store.layersPerOccupiedPixel,
+          static_cast<unsigned long long>(s.openedLayers));
+      out << line << std::flush;
+    }
+}
+
+// The CPU insertion alone, on real hemicubes (bake::timeCpuInsertion): nanoseconds per LDI pixel write on one
+// thread and on all, and writes per hemicube, at the store's R and at R/2 (the bounces' level).
+void benchInsertion(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
+                    std::uint32_t hemicubes, std::ostream& out) {
+  for (const int resolution : {options.ldcResolution, options.ldcResolution / 2}) {
+    const bake::InsertionTiming t = bake::timeCpuInsertion(scene, options, resolution, hemicubes);
+    const double writes = double(std::max<std::uint64_t>(t.writes, 1));
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "%-12s insertion at R = %3d: %llu hemicubes (h = %d, after a bounce), %.0f writes per hemicube | "
+                  "1 thread %.1f ns per write | %d threads %.1f ns per write\n",
+                  name.c_str(), resolution, static_cast<unsigned long long>(t.hemicubes),
+                  options.indirectHemicubeResolution, writes / double(std::max<std::uint64_t>(t.hemicubes, 1)),
+                  1e9 * t.oneThreadSeconds / writes, t.threads, 1e9 * t.allThreadsSeconds / writes);
     out << line << std::flush;
   }
 }
@@ -298,6 +334,7 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
         << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
     const bool software = context->info().isSoftware();
     benchBake("cornell", cornell, defaults, software, out);
+    benchInsertion("cornell", cornell, defaults, options.quick ? 8 : 128, out);
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
     if (!options.quick && conferenceAvailable)
       benchBake("conference", scene::loadScene(conference), defaults, software, out);
