@@ -212,6 +212,8 @@ bake::BakeOptions compareBakeOptions(const compare::CompareOptions& options) {
     bake.ldcResolution = 128;
     bake.hemicubeResolution = 32;
     bake.indirectHemicubeResolution = 16;
+    bake.biasRays = 8;  // the compensation runs at every convergence point too: keep the smoke run quick
+    bake.biasPasses = 1;
   }
   bake.timeBudgetSeconds = options.budgetSeconds;
   return bake;

@@ -67,7 +67,7 @@ std::vector<glm::vec3> gatherFurnace(const scene::Scene& scene, test::AtlasAndPa
 }
 
 std::vector<glm::vec3> progressiveFurnace(const scene::Scene& scene, test::AtlasAndPatches& a) {
-  a = test::makeAtlasAndPatches(scene, 48);
+  a = test::makeAtlasAndPatches(scene, 32);
   ProgressiveOptions options;
   options.residualFraction = 0.005;
   const ProgressiveResult result = solveProgressive(scene, a.atlas, a.patches, options);
