@@ -71,9 +71,10 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
       s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
   if (settings.direct == bake::DirectLight::Rays)
     std::printf("direct light     %.2f s (in the time above): %u points per layer, %u shadow rays per point and "
-                "emissive triangle, %.1f M rays (%.1f M/s)\n",
+                "emissive triangle, %.1f M rays (%.1f M/s); %llu layers found no surface under them\n",
                 s.directSeconds, settings.directPoints, settings.directSamples, double(s.directRays) * 1e-6,
-                s.directSeconds > 0 ? double(s.directRays) * 1e-6 / s.directSeconds : 0.0);
+                s.directSeconds > 0 ? double(s.directRays) * 1e-6 / s.directSeconds : 0.0,
+                static_cast<unsigned long long>(s.directLayersWithoutSurface));
   if (s.biasCompensated)
     std::printf(
         "bias compensation %.2f s (in the time above): %u rays per layer, %u pass%s, %.1f M rays (%.1f M/s); %llu "

@@ -683,6 +683,7 @@ LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCub
   const std::vector<glm::vec3> direct = directLightPerLayer(store, embree, lights, settings, directStats, progress);
   stats.directSeconds = directStats.seconds;
   stats.directRays = directStats.rays;
+  stats.directLayersWithoutSurface = directStats.layersWithoutSurface;
   return withAddedRadiosity(store, direct);
 }
 

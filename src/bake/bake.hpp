@@ -122,6 +122,7 @@ struct BakeStats {
   double levelSeconds = 0.0;          // adding the bounces' level to the store
   double directSeconds = 0.0;         // the direct-light pass (--direct rays; Embree, TBB), after the warp
   std::uint64_t directRays = 0;       // its probe and shadow rays
+  std::uint64_t directLayersWithoutSurface = 0;  // layers none of whose points found their surface (0 direct)
   double totalSeconds = 0.0;          // wall time of the whole bake (checkpoint callbacks excluded)
   std::uint32_t pathsCompleted = 0;   // options.paths, or fewer when the time budget ended the bake
 };
