@@ -9,6 +9,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/combinable.h>
 #include <tbb/parallel_for.h>
+#include <glm/gtc/constants.hpp>
 
 #include <atomic>
 #include <cmath>
@@ -18,12 +19,38 @@ namespace ibrr::bake {
 namespace {
 
 constexpr std::uint32_t kDirectStream = 0x44495243U;  // "DIRC"
+constexpr std::uint32_t kCosineStream = 0xC05C05C0U;  // the cosine rays' set, beside the lights' (one per light)
+
+// Cosine rays per light sample at a point near an emitter (nearAnEmitter).
+constexpr std::uint32_t kCosineRaysPerLightSample = 4;
+
+// The power heuristic's weight of a light sample (solid-angle pdf `lightPdf`, S of them per point and triangle)
+// against the point's C cosine rays (pdf cosθx/π): (S·p_l)² / ((S·p_l)² + (C·p_c)²); 1 when the point casts none.
+// The cosine ray that finds the same point takes 1 − this.
+float misWeight(float lightPdf, float cosX, std::uint32_t cosineRays, const DirectLightOptions& options) {
+  const float l = float(options.samplesPerLight) * lightPdf;
+  const float c = float(cosineRays) * cosX * glm::one_over_pi<float>();
+  return l * l + c * c > 0.0f ? l * l / (l * l + c * c) : 1.0f;
+}
+
+// True when x lies within two of its longest edges of an emissive triangle's centre: there its area samples meet
+// the 1/r² of cosθx cosθy / r² (a wall of the furnace, an emissive mesh beside a wall), and cosine rays carry the
+// light near x. Farther away the area samples alone are good, and the point casts no cosine ray.
+bool nearAnEmitter(const scene::Scene& scene, const glm::vec3& x) {
+  for (const scene::EmissiveTriangle& t : scene.emitters()) {
+    const glm::vec3 centre = (t.v0 + t.v1 + t.v2) / 3.0f;
+    const float edge2 = std::max(
+        {glm::dot(t.v1 - t.v0, t.v1 - t.v0), glm::dot(t.v2 - t.v1, t.v2 - t.v1), glm::dot(t.v0 - t.v2, t.v0 - t.v2)});
+    if (glm::dot(x - centre, x - centre) < 4.0f * edge2) return true;
+  }
+  return false;
+}
 
 // The irradiance at surface point x from light `light`; point k of the layer's points, whose light samples are
 // numbers k·S .. k·S + S − 1 of the layer's Sobol set for that light (S = samplesPerLight).
 glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet& lights, std::uint32_t light,
                           const rays::SurfacePoint& x, std::uint32_t k, std::uint32_t layerStream,
-                          const DirectLightOptions& options, std::uint64_t& rays) {
+                          std::uint32_t cosineRays, const DirectLightOptions& options, std::uint64_t& rays) {
   const scene::Scene& scene = embree.scene();
   const std::uint32_t local = lights.localIndex(light);
   // I(ω)·cosθx/r² for a point or spot light at `position`, with its shadow ray.
@@ -55,7 +82,8 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     case rays::LightKind::Triangle:
       break;
   }
-  // An emissive triangle: Σ_s L_e cosθx cosθy / r² · A / S over uniform points y_s on it (pdf 1/A).
+  // An emissive triangle: Σ_s w_s · L_e cosθx cosθy / r² · A / S over uniform points y_s on it (pdf 1/A), each
+  // MIS-weighted against the cosine rays that could have found the same point (misWeight).
   const scene::EmissiveTriangle& emitter = scene.emitters()[local];
   const std::uint32_t stream = rays::hashCombine(layerStream, light);
   glm::vec3 sum(0.0f);
@@ -70,9 +98,44 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const float cosY = -glm::dot(emitter.normal, omega);
     if (!(cosX > 0.0f) || !(cosY > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) continue;
     ++rays;
-    if (embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal)) sum += glm::vec3(cosX * cosY / r2);
+    if (!embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal)) continue;
+    const float lightPdf = r2 / (emitter.area * cosY);  // solid angle, one uniform point on the triangle
+    sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, cosineRays, options));
   }
   return emitter.radiance * sum * (emitter.area / float(options.samplesPerLight));
+}
+
+// The emitted light the C cosine rays of point k find: Σ_c w_c · π·L_e(y_c) / C over C cosine-distributed
+// directions (pdf cosθx/π), the hit emitter's own front side only. Together with the light
+// samples (multiple importance sampling, power heuristic) this keeps an emitter that touches the surface (the
+// furnace's walls, an emissive mesh beside a wall) from the 1/r² spikes of sampling its area alone.
+glm::vec3 cosineSampledEmission(const rays::EmbreeScene& embree, const rays::LightSet& lights,
+                                const rays::SurfacePoint& x, std::uint32_t k, std::uint32_t layerStream,
+                                std::uint32_t cosineRays, const DirectLightOptions& options, std::uint64_t& rays) {
+  const std::uint32_t stream = rays::hashCombine(layerStream, kCosineStream);
+  const rays::Frame frame(x.shadingNormal);
+  glm::vec3 sum(0.0f);
+  for (std::uint32_t c = 0; c < cosineRays; ++c) {
+    const glm::vec3 direction =
+        frame.toWorld(rays::squareToCosineHemisphere(rays::sobolPair(k * cosineRays + c, stream, 0)));
+    const float cosX = glm::dot(x.shadingNormal, direction);
+    if (!(cosX > 0.0f) || glm::dot(x.geometricNormal, direction) <= 0.0f) continue;
+    rays::Ray ray;
+    ray.origin = embree.offsetOrigin(x, direction);
+    ray.direction = direction;
+    ++rays;
+    const rays::Hit hit = embree.intersect(ray);
+    if (!hit.valid()) continue;
+    const std::int64_t light = lights.emitterAt(hit.instance, hit.triangle);
+    if (light < 0) continue;
+    const scene::EmissiveTriangle& emitter = embree.scene().emitters()[std::size_t(light)];
+    const float cosY = -glm::dot(emitter.normal, direction);
+    if (!(cosY > 0.0f)) continue;  // its back: it emits from the front only
+    const float lightPdf = hit.t * hit.t / (emitter.area * cosY);
+    const float weight = 1.0f - misWeight(lightPdf, cosX, cosineRays, options);  // the cosine ray's share
+    sum += emitter.radiance * (glm::pi<float>() * weight);
+  }
+  return sum / float(cosineRays);
 }
 
 // E of one layer: the mean over its points that found the surface; `foundSurface` false when none did.
@@ -87,8 +150,11 @@ glm::vec3 layerDirectLight(const rays::EmbreeScene& embree, const rays::LightSet
     const std::optional<rays::SurfacePoint> x = layerSurfacePoint(embree, store, pixel, layerIndex, jitter, rays);
     if (!x) continue;
     ++found;
+    const std::uint32_t cosineRays =
+        nearAnEmitter(embree.scene(), x->position) ? kCosineRaysPerLightSample * options.samplesPerLight : 0;
     for (std::uint32_t light = 0; light < lights.size(); ++light)
-      sum += lightIrradiance(embree, lights, light, *x, k, stream, options, rays);
+      sum += lightIrradiance(embree, lights, light, *x, k, stream, cosineRays, options, rays);
+    if (cosineRays > 0) sum += cosineSampledEmission(embree, lights, *x, k, stream, cosineRays, options, rays);
   }
   foundSurface = found > 0;
   return found > 0 ? sum / float(found) : glm::vec3(0.0f);

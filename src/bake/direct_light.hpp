@@ -7,7 +7,9 @@
 // estimated at `points` points jittered over the layer's pixel on its surface (layer_points.hpp) and averaged
 // over those that found it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
 // points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
-// points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. Emissive surfaces
+// points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. A point near an
+// emissive triangle (within two of its longest edges) also casts 4·samplesPerLight cosine rays, and the two
+// strategies are combined by multiple importance sampling (power heuristic). Emissive surfaces
 // are lights here exactly as in the reference path tracer (rays/light_set.hpp), and no geometry term is clamped,
 // so this replaces the hemicubes of the VPLs on the lights. Each layer draws its numbers from its own stream:
 // the result is the same byte for byte whatever the thread count.
