@@ -33,7 +33,7 @@ float misWeight(float lightPdf, float cosX, std::uint32_t cosineRays, const Dire
   return l * l + c * c > 0.0f ? l * l / (l * l + c * c) : 1.0f;
 }
 
-// True when x lies within two of its longest edges of an emissive triangle's centre: there its area samples meet
+// True when x lies within one longest edge of an emissive triangle's centre: there its area samples meet
 // the 1/r² of cosθx cosθy / r² (a wall of the furnace, an emissive mesh beside a wall), and cosine rays carry the
 // light near x. Farther away the area samples alone are good, and the point casts no cosine ray.
 bool nearAnEmitter(const scene::Scene& scene, const glm::vec3& x) {
@@ -41,7 +41,7 @@ bool nearAnEmitter(const scene::Scene& scene, const glm::vec3& x) {
     const glm::vec3 centre = (t.v0 + t.v1 + t.v2) / 3.0f;
     const float edge2 = std::max(
         {glm::dot(t.v1 - t.v0, t.v1 - t.v0), glm::dot(t.v2 - t.v1, t.v2 - t.v1), glm::dot(t.v0 - t.v2, t.v0 - t.v2)});
-    if (glm::dot(x - centre, x - centre) < 4.0f * edge2) return true;
+    if (glm::dot(x - centre, x - centre) < edge2) return true;
   }
   return false;
 }

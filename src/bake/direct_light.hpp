@@ -8,7 +8,7 @@
 // over those that found it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
 // points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
 // points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. A point near an
-// emissive triangle (within two of its longest edges) also casts 4·samplesPerLight cosine rays, and the two
+// emissive triangle (within one longest edge of its centre) also casts 4·samplesPerLight cosine rays, and the two
 // strategies are combined by multiple importance sampling (power heuristic). Emissive surfaces
 // are lights here exactly as in the reference path tracer (rays/light_set.hpp), and no geometry term is clamped,
 // so this replaces the hemicubes of the VPLs on the lights. Each layer draws its numbers from its own stream:
