@@ -112,23 +112,8 @@ TEST_CASE("bias compensation restores a point or spot light's near field: the st
   test::glContext();
   const bool spot = GENERATE(false, true);
   INFO((spot ? "spot light" : "point light"));
-  scene::Scene scene;
-  rays::test::addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
-  if (spot) {  // pointing down, every point below inside its full-intensity cone (cosθ > 0.6 within r = 1.33)
-    scene::SpotLight light;
-    light.position = {0, 0, 1};
-    light.direction = {0, 0, -1};
-    light.intensity = glm::vec3(3.0f);
-    light.cosInner = 0.6f;
-    light.cosOuter = 0.5f;
-    scene.spotLights.push_back(light);
-  } else {
-    scene::PointLight light;
-    light.position = {0, 0, 1};
-    light.intensity = glm::vec3(3.0f);
-    scene.pointLights.push_back(light);
-  }
-  scene.finalize();
+  // Spot: pointing down, every point below inside its full-intensity cone (cosθ > 0.6 within r = 1.33).
+  const scene::Scene scene = rays::test::makePlaneUnderDeltaLight(spot);
   bake::BakeOptions options = directLightBake();
   // Every VPL of a point or spot light sits at the light, and the plane sees nothing to bounce light back: more
   // paths add copies of the same hemicube, not accuracy.

@@ -71,27 +71,6 @@ LayerCheck checkPlaneLayers(const LayeredDepthCube& store, float within, double 
   return result;
 }
 
-scene::Scene planeWithDeltaLight(bool spot) {
-  scene::Scene scene;
-  rays::test::addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
-  if (spot) {
-    scene::SpotLight light;
-    light.position = {0, 0, 1};
-    light.direction = {0, 0, -1};
-    light.intensity = glm::vec3(3.0f);
-    light.cosInner = 0.6f;
-    light.cosOuter = 0.5f;
-    scene.spotLights.push_back(light);
-  } else {
-    scene::PointLight light;
-    light.position = {0, 0, 1};
-    light.intensity = glm::vec3(3.0f);
-    scene.pointLights.push_back(light);
-  }
-  scene.finalize();
-  return scene;
-}
-
 }  // namespace
 
 TEST_CASE("direct light per layer: a rectangle light over a plane gives π·L·F at every layer within 1%",
@@ -116,7 +95,7 @@ TEST_CASE("direct light per layer: a point and a spot light give I·h/r³ at eve
   test::glContext();
   const bool spot = GENERATE(false, true);
   INFO((spot ? "spot light" : "point light"));
-  const scene::Scene scene = planeWithDeltaLight(spot);
+  const scene::Scene scene = rays::test::makePlaneUnderDeltaLight(spot);
   const bake::BakeResult baked = bake::bakeStore(scene, directOnlyBake());
   // E = I·profile·cosθ/r² = I·profile·h/r³ at height h = 1; the spot's full cone is cosθ ≥ 0.6 (r ≤ 1.33 on
   // the plane), its profile steps smoothly down to 0 at cosθ = 0.5 (r = 1.73), and it is dark beyond.

@@ -557,13 +557,13 @@ InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& o
   const rays::VplSet vpls = pathShare(generateBakeVpls(scene, options), 0, options.paths, 1);
   const float geometryClamp = geometryClampFor(scene, options);
   const gpu::SceneRenderer renderer(scene);
-  gpu::HemicubeRenderer renderers(renderer, scene, options.indirectHemicubeResolution);
+  gpu::HemicubeRenderer hemicubeRenderer(renderer, scene, options.indirectHemicubeResolution);
   std::vector<HemicubeSamples> samples(std::min<std::size_t>(hemicubes, vpls.vpls.size()));
   std::vector<HemicubeSampleView> views(samples.size());
   gpu::HemicubeCapture capture;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const rays::Vpl& vpl = vpls.vpls[i];
-    renderers.render(hemicubeSourceFor(vpl, scene), hemicubeResolutionFor(vpl, options), capture);
+    hemicubeRenderer.render(hemicubeSourceFor(vpl, scene), hemicubeResolutionFor(vpl, options), capture);
     captureToSamples(capture, vpl.power, geometryClamp, samples[i]);
     views[i] = samples[i].view();
   }

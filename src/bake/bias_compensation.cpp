@@ -185,27 +185,15 @@ std::uint32_t endPixelOf(const LayeredDepthCube& store, const BiasCompensationOp
 std::vector<glm::vec3> compensationPass(const Estimator& estimator, const LayeredDepthCube& store,
                                         const BiasCompensationOptions& options, BiasCompensationStats& stats,
                                         const std::function<void(std::uint64_t)>& advance) {
-  std::vector<glm::vec3> missing(store.layers().size(), glm::vec3(0.0f));
-  tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
-  std::atomic<std::uint64_t> withoutSurface{0};
-  const std::span<const std::uint32_t> offsets = store.offsets();
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(options.firstPixel, endPixelOf(store, options), 256),
-                    [&](const tbb::blocked_range<std::uint32_t>& range) {
-                      if (interruptRequested()) return;
-                      std::uint64_t& localRays = rays.local();
-                      std::uint64_t done = 0;
-                      for (std::uint32_t pixel = range.begin(); pixel != range.end(); ++pixel)
-                        for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k, ++done) {
-                          bool found = false;
-                          missing[k] = layerEstimate(estimator, store, pixel, k, options, localRays, found);
-                          if (!found) withoutSurface.fetch_add(1, std::memory_order_relaxed);
-                        }
-                      if (done > 0) advance(done);
-                    });
-  throwIfInterrupted();
-  stats.rays += rays.combine(std::plus<>());
-  stats.layersWithoutSurface = withoutSurface.load();
-  return missing;
+  PerLayerValues missing = estimatePerLayer(
+      store, options.firstPixel, endPixelOf(store, options),
+      [&](std::uint32_t pixel, std::uint32_t layer, std::uint64_t& rays, bool& found) {
+        return layerEstimate(estimator, store, pixel, layer, options, rays, found);
+      },
+      advance);
+  stats.rays += missing.rays;
+  stats.layersWithoutSurface = missing.layersWithoutSurface;
+  return std::move(missing.values);
 }
 
 // Keller's clamped VPL sum at y, Σ_v Φ_v·min(g_v, b)·V(v, y), estimated from `count` VPLs: one uniformly in

@@ -6,9 +6,6 @@
 #include "rays/warp.hpp"
 #include "util/stopwatch.hpp"
 
-#include <tbb/blocked_range.h>
-#include <tbb/combinable.h>
-#include <tbb/parallel_for.h>
 #include <glm/gtc/constants.hpp>
 
 #include <atomic>
@@ -27,8 +24,8 @@ constexpr std::uint32_t kCosineRaysPerLightSample = 4;
 // The power heuristic's weight of a light sample (solid-angle pdf `lightPdf`, S of them per point and triangle)
 // against the point's C cosine rays (pdf cosθx/π): (S·p_l)² / ((S·p_l)² + (C·p_c)²); 1 when the point casts none.
 // The cosine ray that finds the same point takes 1 − this.
-float misWeight(float lightPdf, float cosX, std::uint32_t cosineRays, const DirectLightOptions& options) {
-  const float l = float(options.samplesPerLight) * lightPdf;
+float misWeight(float lightPdf, float cosX, std::uint32_t lightSamples, std::uint32_t cosineRays) {
+  const float l = float(lightSamples) * lightPdf;
   const float c = float(cosineRays) * cosX * glm::one_over_pi<float>();
   return l * l + c * c > 0.0f ? l * l / (l * l + c * c) : 1.0f;
 }
@@ -100,7 +97,7 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     ++rays;
     if (!embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal)) continue;
     const float lightPdf = r2 / (emitter.area * cosY);  // solid angle, one uniform point on the triangle
-    sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, cosineRays, options));
+    sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, options.samplesPerLight, cosineRays));
   }
   return emitter.radiance * sum * (emitter.area / float(options.samplesPerLight));
 }
@@ -132,7 +129,8 @@ glm::vec3 cosineSampledEmission(const rays::EmbreeScene& embree, const rays::Lig
     const float cosY = -glm::dot(emitter.normal, direction);
     if (!(cosY > 0.0f)) continue;  // its back: it emits from the front only
     const float lightPdf = hit.t * hit.t / (emitter.area * cosY);
-    const float weight = 1.0f - misWeight(lightPdf, cosX, cosineRays, options);  // the cosine ray's share
+    const float weight =
+        1.0f - misWeight(lightPdf, cosX, options.samplesPerLight, cosineRays);  // the cosine ray's share
     sum += emitter.radiance * (glm::pi<float>() * weight);
   }
   return sum / float(cosineRays);
@@ -167,31 +165,21 @@ std::vector<glm::vec3> directLightPerLayer(const LayeredDepthCube& store, const 
                                            DirectLightStats& stats, const ProgressObserver& progress) {
   IBRR_CHECK(options.points > 0 && options.samplesPerLight > 0, "the direct light needs points and samples");
   const Stopwatch time;
-  std::vector<glm::vec3> direct(store.layers().size(), glm::vec3(0.0f));
-  tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
-  std::atomic<std::uint64_t> withoutSurface{0}, done{0};
-  const std::span<const std::uint32_t> offsets = store.offsets();
+  std::atomic<std::uint64_t> done{0};
   const std::uint64_t total = store.layers().size();
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, store.frame().pixelCount(), 256),
-                    [&](const tbb::blocked_range<std::uint32_t>& range) {
-                      if (interruptRequested()) return;
-                      std::uint64_t& localRays = rays.local();
-                      std::uint64_t count = 0;
-                      for (std::uint32_t pixel = range.begin(); pixel != range.end(); ++pixel)
-                        for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k, ++count) {
-                          bool found = false;
-                          direct[k] = layerDirectLight(embree, lights, store, pixel, k, options, localRays, found);
-                          if (!found) withoutSurface.fetch_add(1, std::memory_order_relaxed);
-                        }
-                      if (count == 0) return;
-                      const std::uint64_t now = done.fetch_add(count) + count;
-                      if (progress) progress({kDirectLightPhase, now, total, "layers", {}});
-                    });
-  throwIfInterrupted();
-  stats.rays += rays.combine(std::plus<>());
-  stats.layersWithoutSurface = withoutSurface.load();
+  PerLayerValues direct = estimatePerLayer(
+      store, 0, store.frame().pixelCount(),
+      [&](std::uint32_t pixel, std::uint32_t layer, std::uint64_t& rays, bool& found) {
+        return layerDirectLight(embree, lights, store, pixel, layer, options, rays, found);
+      },
+      [&](std::uint64_t count) {
+        const std::uint64_t now = done.fetch_add(count) + count;
+        if (progress) progress({kDirectLightPhase, now, total, "layers", {}});
+      });
+  stats.rays += direct.rays;
+  stats.layersWithoutSurface = direct.layersWithoutSurface;
   stats.seconds = time.seconds();
-  return direct;
+  return std::move(direct.values);
 }
 
 }  // namespace ibrr::bake

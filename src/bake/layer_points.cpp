@@ -1,6 +1,13 @@
 #include "bake/layer_points.hpp"
 
 #include "ibrr/octahedral.hpp"
+#include "util/progress.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/combinable.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
 
 #include <cmath>
 
@@ -47,6 +54,32 @@ std::optional<rays::SurfacePoint> layerSurfacePoint(const rays::EmbreeScene& emb
       surfaceUnder(embree, onPlane, planeNormal, params.epsDistance, 1.0f - params.epsNormal, rays);
   if (!x || std::fabs(glm::dot(x->position, planeNormal) - layer.d) >= params.epsDistance) return std::nullopt;
   return x;
+}
+
+PerLayerValues estimatePerLayer(const LayeredDepthCube& store, std::uint32_t firstPixel, std::uint32_t endPixel,
+                                const LayerEstimate& estimate, const std::function<void(std::uint64_t)>& advance) {
+  PerLayerValues result;
+  result.values.assign(store.layers().size(), glm::vec3(0.0f));
+  tbb::combinable<std::uint64_t> rays([] { return std::uint64_t{0}; });
+  std::atomic<std::uint64_t> withoutSurface{0};
+  const std::span<const std::uint32_t> offsets = store.offsets();
+  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(firstPixel, endPixel, 256),
+                    [&](const tbb::blocked_range<std::uint32_t>& range) {
+                      if (interruptRequested()) return;
+                      std::uint64_t& localRays = rays.local();
+                      std::uint64_t done = 0;
+                      for (std::uint32_t pixel = range.begin(); pixel != range.end(); ++pixel)
+                        for (std::uint32_t k = offsets[pixel]; k < offsets[pixel + 1]; ++k, ++done) {
+                          bool found = false;
+                          result.values[k] = estimate(pixel, k, localRays, found);
+                          if (!found) withoutSurface.fetch_add(1, std::memory_order_relaxed);
+                        }
+                      if (done > 0 && advance) advance(done);
+                    });
+  throwIfInterrupted();
+  result.rays = rays.combine(std::plus<>());
+  result.layersWithoutSurface = withoutSurface.load();
+  return result;
 }
 
 LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added) {

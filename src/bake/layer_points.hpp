@@ -10,6 +10,7 @@
 #include <glm/glm.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -26,6 +27,20 @@ std::optional<rays::SurfacePoint> surfaceUnder(const rays::EmbreeScene& embree, 
 std::optional<rays::SurfacePoint> layerSurfacePoint(const rays::EmbreeScene& embree, const LayeredDepthCube& store,
                                                     std::uint32_t pixel, std::uint32_t layerIndex,
                                                     const glm::vec2& jitter, std::uint64_t& rays);
+
+// A value for every layer of the pixels [firstPixel, endPixel) of a store, estimated in parallel (TBB): what the
+// estimate of each layer gave (zero for the layers outside the pixels), its rays, and the layers none of whose
+// points found their surface. `estimate(pixel, layer, rays, foundSurface)` counts its rays and says whether its
+// surface was found; `advance(count)` hears how many layers are done. Throws ibrr::Interrupted on Ctrl-C.
+struct PerLayerValues {
+  std::vector<glm::vec3> values;  // in store layer order
+  std::uint64_t rays = 0;
+  std::uint64_t layersWithoutSurface = 0;
+};
+using LayerEstimate =
+    std::function<glm::vec3(std::uint32_t pixel, std::uint32_t layer, std::uint64_t& rays, bool& foundSurface)>;
+PerLayerValues estimatePerLayer(const LayeredDepthCube& store, std::uint32_t firstPixel, std::uint32_t endPixel,
+                                const LayerEstimate& estimate, const std::function<void(std::uint64_t)>& advance);
 
 // `store` with `added[k]` (irradiance, W/m²) added to its layer k.
 LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added);

@@ -57,6 +57,27 @@ scene::Scene makeFurnace(float albedo, glm::vec3 emission) {
   return scene;
 }
 
+scene::Scene makePlaneUnderDeltaLight(bool spot) {
+  scene::Scene scene;
+  addQuad(scene, {-20, -20, 0}, {20, -20, 0}, {20, 20, 0}, {-20, 20, 0}, glm::vec3(0.5f));
+  if (spot) {
+    scene::SpotLight light;
+    light.position = {0, 0, 1};
+    light.direction = {0, 0, -1};
+    light.intensity = glm::vec3(3.0f);
+    light.cosInner = 0.6f;
+    light.cosOuter = 0.5f;
+    scene.spotLights.push_back(light);
+  } else {
+    scene::PointLight light;
+    light.position = {0, 0, 1};
+    light.intensity = glm::vec3(3.0f);
+    scene.pointLights.push_back(light);
+  }
+  scene.finalize();
+  return scene;
+}
+
 scene::Scene makePlaneUnderLight(const PlaneUnderLight& setup) {
   scene::Scene scene;
   const float h = 20.0f;

@@ -32,6 +32,10 @@ scene::Scene makePlaneUnderLight(const PlaneUnderLight& setup);
 // of Howell's catalogue, C-11, summed over the four corners with signs).
 double formFactor(const PlaneUnderLight& setup, double x, double y);
 
+// The plane z = 0 (40×40, facing +z, albedo 0.5) under a point light of I = 3 at (0, 0, 1), or a spot light
+// there pointing down (full intensity for cosθ ≥ 0.6, none below 0.5): E = I·profile·h/r³ on the plane.
+scene::Scene makePlaneUnderDeltaLight(bool spot);
+
 // The measured Cornell box (CORNELL_FACTS.md, set-1 RGB, light at y = 548.7, 32 triangles) with its
 // camera, independent of the scene files.
 scene::Scene makeCornellBox();
