@@ -4,82 +4,94 @@
 #include "ibrr/octahedral.hpp"
 
 #include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
-#include <cassert>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace ibrr {
 
 namespace {
 
-// Samples per phase-1 chunk. Chunks never straddle two hemicubes and start at fixed offsets within one, so the
-// chunking depends neither on the thread count nor on how hemicubes are batched into insert() calls.
-constexpr std::size_t kChunkSamples = 8192;
 // Footprints are floored at this many LDI pixel areas, so that samples handed in with a zero footprint still
 // count (with a negligible weight next to any real footprint).
 constexpr float kMinSampleAreaPixels = 1e-9f;
-// Entries of the per-chunk cache that folds a sample's pixel contributions into an earlier record of the same
-// pixel (direct-mapped by pixel index; a power of two).
-constexpr std::size_t kFoldCacheSize = 256;
-// A splat whose pixel bounding box holds more pixels than this is not cut into pixel records in phase 1:
-// phase 2 rasterises it into each tile it touches (large splats overlap little, so folding gains little).
-constexpr int kPixelRecordMaxBox = 12;
 constexpr std::uint32_t kNoHemicube = std::numeric_limits<std::uint32_t>::max();
-constexpr std::uint32_t kNoRecord = std::numeric_limits<std::uint32_t>::max();
+// A box splat's half-edges are at most kMaxSplatHalfExtentPixels long, so its pixel box spans at most
+// 2·(2·16) + 1 = 65 rows and columns; each row is one run of covered pixels, or two where the own pixel lies
+// apart from it (splat.hpp, rasterBoxRuns).
+constexpr std::size_t kMaxBoxRuns = 2 * (4 * static_cast<std::size_t>(kMaxSplatHalfExtentPixels) + 2);
+// A Gaussian splat: V ⪯ (2·16²/3 + 1/12)·I, so its cut-off box reaches 2·√170.75 < 27 pixels from the centre:
+// at most 55 × 55 pixels.
+constexpr std::size_t kMaxGaussianPixels = 55 * 55;
+// The side of the tiles the parallel pass sorts a hemicube's samples by: 16 pixels, or more at R > 512 so that an
+// LDI holds at most 32 × 32 of them. A tile's layers and sums (about 20 × 20 pixels with the splats' reach, two
+// layers a pixel, 32 bytes a layer: 25 KiB) stay in the cache while its samples are splatted.
+int sortTileSize(int resolution) { return std::max(16, resolution / 32); }
 
-// A layer while building: the plane, the running total, and the current hemicube's area-weighted sums.
+// A layer while building: the plane, and the current hemicube's area-weighted sums where the ordered pass fills
+// them (its running total is a LayerTotal beside it).
 struct BuildLayer {
   glm::vec3 n{0.0f};           // plane normal, unit (quantised to octahedral only when finalised)
   float d = 0.0f;              // plane offset p·n, world units
-  glm::dvec3 total{0.0};       // Σ over finished hemicubes of their area-weighted mean, in double precision so
-                               // that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums)
-  std::uint32_t count = 0;     // finished hemicubes
   glm::vec3 pendingSum{0.0f};  // Σ a·E of the current hemicube
   float pendingWeight = 0.0f;  // Σ a of the current hemicube (m²)
   std::int32_t next = -1;      // next layer of the same pixel, -1 ends the list
   std::uint32_t pendingHemicube = kNoHemicube;
   bool opened = false;  // a hemicube's sample opened it after the geometry seeds (a surface they lack)
+};
 
-  // Adds a record of hemicube `stamp` to the pending sums, finishing the previous hemicube's first. Returns
-  // true when the layer held no pending hemicube (the caller lists it for the final flush).
-  bool add(std::uint32_t stamp, float area, const glm::vec3& areaValue) {
-    bool fresh = false;
-    if (pendingHemicube != stamp) {
-      if (pendingHemicube == kNoHemicube)
-        fresh = true;
-      else
-        flush();  // records come in hemicube order: the previous one is complete
-      pendingHemicube = stamp;
-    }
-    pendingSum += areaValue;
-    pendingWeight += area;
-    return fresh;
-  }
-
-  void flush() {
-    if (pendingWeight > 0.0f) {
-      total += glm::dvec3(pendingSum / pendingWeight);
-      ++count;
-    }
-    pendingSum = glm::vec3(0.0f);
-    pendingWeight = 0.0f;
-    pendingHemicube = kNoHemicube;
+// A layer's running total: Σ over finished hemicubes of their area-weighted mean B_h = Σ a·E / Σ a, in double
+// precision so that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums), and their count.
+struct LayerTotal {
+  glm::dvec3 sum{0.0};
+  std::uint32_t count = 0;
+  void add(const glm::vec3& mean) {
+    sum += glm::dvec3(mean);
+    ++count;
   }
 };
 
-// The distance of p from the layer's plane, |p·n_l − d_l| (world units), or +∞ when the normals differ by more
-// than ε_n (n·n_l ≤ minCos): the matching test of paper §3.1, the nearest plane within ε_d winning.
-float planeDistance(const BuildLayer& layer, const glm::vec3& p, const glm::vec3& n, float minCos) {
-  if (!(glm::dot(n, layer.n) > minCos)) return std::numeric_limits<float>::infinity();
-  return std::fabs(glm::dot(p, layer.n) - layer.d);
+// Adds the layer's pending hemicube mean, if any, to its total and clears the pending sums.
+void flushShares(BuildLayer& layer, LayerTotal& total) {
+  if (layer.pendingWeight > 0.0f) total.add(layer.pendingSum / layer.pendingWeight);
+  layer.pendingSum = glm::vec3(0.0f);
+  layer.pendingWeight = 0.0f;
+  layer.pendingHemicube = kNoHemicube;
 }
 
-// A new layer on the plane of a record at p with normal n; `opened` when a hemicube opens it after the seeds.
+// Adds a share of hemicube `stamp` to the layer's pending sums, finishing the previous hemicube's first (into
+// `total`). Returns true when the layer held no pending hemicube (the caller lists it for the final flush).
+bool addShare(BuildLayer& layer, LayerTotal& total, std::uint32_t stamp, float area, const glm::vec3& areaValue) {
+  bool fresh = false;
+  if (layer.pendingHemicube != stamp) {
+    if (layer.pendingHemicube == kNoHemicube)
+      fresh = true;
+    else
+      flushShares(layer, total);  // shares come in hemicube order: the previous one is complete
+    layer.pendingHemicube = stamp;
+  }
+  layer.pendingSum += areaValue;
+  layer.pendingWeight += area;
+  return fresh;
+}
+
+// The distance of p from the plane (n_l, d_l), |p·n_l − d_l| (world units), or +∞ when the normals differ by more
+// than ε_n (n·n_l ≤ minCos): the matching test of paper §3.1, the nearest plane within ε_d winning.
+inline float planeDistance(const glm::vec3& planeNormal, float planeD, const glm::vec3& p, const glm::vec3& n,
+                           float minCos) {
+  if (!(glm::dot(n, planeNormal) > minCos)) return std::numeric_limits<float>::infinity();
+  return std::fabs(glm::dot(p, planeNormal) - planeD);
+}
+
+// A new layer on the plane of a sample at p with normal n; `opened` when a hemicube opens it after the seeds.
 BuildLayer layerOnPlaneOf(const glm::vec3& p, const glm::vec3& n, bool opened) {
   BuildLayer layer;
   layer.n = n;
@@ -88,62 +100,6 @@ BuildLayer layerOnPlaneOf(const glm::vec3& p, const glm::vec3& n, bool opened) {
   return layer;
 }
 
-// The sample that opened a record: its plane is what phase 2 matches against the pixel's layers.
-struct RecordPlane {
-  glm::vec3 position{0.0f};
-  float d = 0.0f;  // position·normal
-  glm::vec3 normal{0.0f};
-  std::uint32_t hemicube = 0;  // within the insert() call
-};
-
-// One pixel's share of one or more samples of one hemicube: Σ a·E and Σ a (see ldc_builder.hpp).
-struct PixelRecord {
-  std::uint32_t plane = kNoRecord;  // index into the chunk's planes (kNoRecord when `layer` is known)
-  std::int32_t layer = -1;          // the seeded layer of the tile it matched in phase 1; -1: matched in phase 2
-  std::uint32_t tile = 0;
-  std::uint32_t localPixel = 0;     // within the tile
-  float area = 0.0f;                // Σ a, m²
-  glm::vec3 areaValue{0.0f};        // Σ a·E
-  std::uint32_t splat = kNoRecord;  // a LargeSplat's share of one tile instead of one pixel's sums
-};
-
-// A record as phase 2 reads it: sorted by tile, with its plane inline so a tile's records are read in one sweep.
-struct TileRecord {
-  glm::vec3 position{0.0f};  // of the sample that opened the record
-  glm::vec3 normal{0.0f};
-  glm::vec3 areaValue{0.0f};  // Σ a·E
-  float area = 0.0f;          // Σ a, m²
-  std::uint32_t hemicube = 0;
-  std::uint32_t localPixel = 0;
-  std::uint32_t splat = 0;  // kNoRecord for a pixel record, else the chunk's LargeSplat to rasterise here
-  std::int32_t layer = -1;  // the tile's layer matched in phase 1, or -1: phase 2 matches by the plane above
-};
-
-// A splat too large for pixel records: phase 2 rasterises it into every tile it touches, a = w·A/W per pixel.
-struct LargeSplat {
-  SplatRaster raster;
-  glm::vec3 value{0.0f};
-  float areaScale = 0.0f;  // A/W
-};
-
-struct ChunkRange {
-  std::uint32_t hemicube = 0;
-  std::uint32_t begin = 0, end = 0;  // sample range within the hemicube
-};
-
-// Aligned to its own cache lines: chunks side by side in one vector are written by different threads.
-struct alignas(128) ChunkOutput {
-  std::vector<RecordPlane> planes;
-  std::vector<LargeSplat> largeSplats;
-  std::vector<PixelRecord> records;      // in creation order
-  std::vector<TileRecord> sorted;        // the same, stably sorted by tile
-  std::vector<std::uint32_t> tileStart;  // records of tile t: sorted[tileStart[t] .. tileStart[t+1])
-  std::vector<std::uint32_t> cursor;
-  std::uint64_t dropped = 0;
-  std::uint64_t splats = 0;
-  std::uint32_t hemicube = 0;  // within the insert() call: a chunk never straddles two
-};
-
 // True when a box splat of the sample certainly covers its own pixel only: its half-extent along either image
 // axis is at most |e1| + |e2| ≤ kSplatCoverage·(s/2 + l/2)/pixel (splat.hpp), and a neighbouring pixel centre
 // lies at least 1 − |frac − ½| from the centre. The margin keeps the test conservative against float rounding
@@ -151,6 +107,9 @@ struct alignas(128) ChunkOutput {
 inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, const glm::vec3& n,
                                   const glm::vec3& hemicubeCentre, float area, const glm::vec2& centre) {
   if (!(area > 0.0f)) return false;  // the general path handles degenerate footprints
+  // s/2 + l/2 = ½√A·(√cos θ + 1/√cos θ) ≥ √A, so the extent is at least kSplatCoverage·√A/pixel, and it must stay
+  // below 1: a footprint of 0.64 pixel areas or more (0.7 with room for rounding) spills.
+  if (area * frame.invPixelSize() * frame.invPixelSize() >= 0.7f) return false;
   const glm::vec3 w = p - hemicubeCentre;
   const float dist2 = glm::dot(w, w);
   if (!(dist2 > 0.0f)) return false;
@@ -165,41 +124,345 @@ inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, con
 
 bool finite3(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
+// One sample as the warp sees it: its plane, the LDI its normal selects and its place in that LDI's image.
+struct WarpedSample {
+  glm::vec3 p{0.0f};
+  glm::vec3 n{0.0f};  // unit (sampleUnitNormal)
+  glm::vec3 value{0.0f};
+  float area = 0.0f;  // the footprint as handed in, m²
+  int ldi = 0;
+  glm::vec2 centre{0.0f};    // p in pixel coordinates
+  int ownI = 0, ownJ = 0;    // the pixel containing p
+  glm::vec3 reach{0.0f};     // its edge reach (hemicube_samples.hpp), or zero
+  std::uint32_t sample = 0;  // its index in the hemicube
+};
+
+// Warps sample k of hc; false for a sample that is dropped (non-finite, zero normal, or outside the cube).
+bool warpSample(const LdcFrame& frame, const HemicubeSampleView& hc, std::uint32_t k, WarpedSample& s) {
+  s.p = hc.positions[k];
+  const glm::vec3 nIn = hc.normals[k];
+  s.value = hc.values[k];
+  s.area = hc.footprints[k];
+  const float len2 = glm::dot(nIn, nIn);
+  if (!finite3(s.p) || !finite3(s.value) || !std::isfinite(s.area) || !(len2 > 1e-20f) || !std::isfinite(len2))
+    return false;
+  s.n = sampleUnitNormal(nIn);
+  s.ldi = dominantAxis(s.n);
+  s.centre = frame.toPixel(s.ldi, s.p);
+  const auto res = static_cast<float>(frame.resolution());
+  if (!(s.centre.x >= 0.0f && s.centre.y >= 0.0f && s.centre.x < res && s.centre.y < res)) return false;
+  s.ownI = static_cast<int>(s.centre.x);
+  s.ownJ = static_cast<int>(s.centre.y);
+  s.reach = hc.edgeReaches.empty() ? glm::vec3(0.0f) : hc.edgeReaches[k];
+  s.sample = k;
+  return true;
+}
+
+// Room for one splat's pixels: the runs of a box splat, the weighted pixels of a Gaussian one.
+struct SplatBuffer {
+  std::array<glm::ivec3, kMaxBoxRuns> runs;  // (j, first i, last i)
+  std::vector<glm::vec3> weighted;           // (i, j, kernel weight)
+  SplatBuffer() { weighted.reserve(kMaxGaussianPixels); }
+};
+
 }  // namespace
 
-struct LdcBuilder::Scratch {
-  std::vector<ChunkRange> ranges;
-  std::vector<ChunkOutput> chunks;
-};
-
-struct LdcBuilder::Tile {
-  std::vector<std::int32_t> head;  // first layer of each pixel, -1 when empty
+// The layers of the store being built. Every pixel's layers form a list in creation order (head, BuildLayer::next);
+// once hemicubes arrive after the geometry seeds, the seeded layers are renumbered into store order and their
+// planes copied into `seedPlanes`, which the parallel pass matches against (they no longer change).
+struct LdcBuilder::Layers {
+  std::vector<std::int32_t> head;  // first layer of each global pixel, -1 when empty
   std::vector<BuildLayer> layers;
-  std::vector<std::int32_t> pending;      // layers holding an unfinished hemicube sum
-  std::vector<DeferredOpening> deferred;  // deferOpenedLayers: the records kept aside, in this tile's order
+  std::vector<LayerTotal> totals;         // one a layer, apart so that adding the hemicube means reads only these
+  std::vector<std::int32_t> pending;      // layers holding an unfinished hemicube sum (the ordered pass)
+  std::vector<DeferredOpening> deferred;  // deferOpenedLayers: the shares kept aside, in sample order
+  // The seed index: the seeded layers of global pixel g are layers[seedOffsets[g] .. seedOffsets[g+1]), their
+  // planes (n, d) in seedPlanes at the same indices. Empty until the first hemicube after seeding.
+  std::vector<std::uint32_t> seedOffsets;
+  std::vector<glm::vec4> seedPlanes;
 };
 
-LdcBuilder::LdcBuilder(const LdcParams& params, SplatKernel kernel, int tileSize)
-    : m_params(resolveParams(params)), m_frame(m_params), m_kernel(kernel), m_scratch(std::make_unique<Scratch>()) {
-  const int res = m_frame.resolution();
-  if (tileSize < 0 || tileSize > kMaxResolution)
-    throw Error("LDC builder tile size " + std::to_string(tileSize) + ": must be in [1, " +
-                std::to_string(kMaxResolution) + "], or 0 for automatic");
-  // A large splat makes one record per tile it touches, so larger tiles mean fewer records (Cornell, R = 256,
-  // 2 cores: tiles of 32 pixels warp 11% faster than tiles of 16). Automatic: R/8 pixels (192 tiles), at least
-  // 16. That is enough pieces for 16 cores: with every tile of 21 Cornell batches timed on one core, handing
-  // the tiles in order to the first free of 16 cores takes 0.478 s of phase 2 against 0.471 s for a perfect
-  // split. The store is the same for any tile size, since every pixel still takes its records in sample
-  // order (tested).
-  m_tileSize = tileSize > 0 ? std::min(tileSize, res) : std::max(16, res / 8);
-  m_tilesPerSide = (res + m_tileSize - 1) / m_tileSize;
-  const int tileCount = 3 * m_tilesPerSide * m_tilesPerSide;
-  m_tiles.reserve(static_cast<std::size_t>(tileCount));
-  for (int t = 0; t < tileCount; ++t) {
-    auto tile = std::make_unique<Tile>();
-    tile->head.assign(static_cast<std::size_t>(m_tileSize) * static_cast<std::size_t>(m_tileSize), -1);
-    m_tiles.push_back(std::move(tile));
+// A thread's running sums of the hemicube it is warping, one entry per seeded layer: (Σ a·E, Σ a), zero when the
+// hemicube has not reached the layer, and the layers it has reached, in the order it reached them.
+struct HemicubeSums {
+  std::vector<glm::vec4> sums;
+  std::vector<std::uint32_t> touched;  // room for every layer and one more (the first-touch list)
+  SplatBuffer splat;
+  // The hemicube's samples, warped, and the order they are splatted in (InsertionPass::sortByTile).
+  std::vector<WarpedSample> warped;
+  std::vector<std::uint32_t> tileOf;
+  std::vector<std::uint32_t> tileStart;
+  std::vector<std::uint32_t> order;
+};
+
+// A share of a sample's own pixel that matched no seeded layer: the ordered pass opens or joins a layer with it.
+struct OwnPixelMiss {
+  std::uint32_t pixel = 0;   // global LDI pixel
+  std::uint32_t sample = 0;  // within its hemicube
+  glm::vec3 position{0.0f};  // the sample's plane
+  glm::vec3 normal{0.0f};
+  glm::vec3 areaValue{0.0f};  // a·E
+  float area = 0.0f;          // a
+};
+
+// What the parallel pass makes of one hemicube: its area-weighted mean on every seeded layer it reached, and its
+// own-pixel shares that matched none.
+struct HemicubeResult {
+  struct LayerMean {
+    std::uint32_t layer = 0;
+    glm::vec3 mean{0.0f};  // B_h = Σ a·E / Σ a
+  };
+  std::vector<LayerMean> means;
+  std::vector<OwnPixelMiss> misses;
+  std::uint64_t dropped = 0;
+  std::uint64_t splats = 0;
+};
+
+struct LdcBuilder::Scratch {
+  tbb::enumerable_thread_specific<HemicubeSums> sums;
+  std::vector<HemicubeResult> results;
+  SplatBuffer splat;  // the ordered pass's
+};
+
+namespace {
+
+// One insert() or seedLayers() call: its samples, the store's frame and parameters, and the passes over them.
+struct InsertionPass {
+  const LdcFrame& frame;
+  LdcBuilder::Layers& store;
+  std::span<const HemicubeSampleView> hemicubes;
+  int res = 0;
+  int tileSize = 0, tilesPerSide = 0;  // the squares of pixels the parallel pass sorts samples by
+  float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
+  SplatKernel kernel = SplatKernel::Box;
+  bool seeded = false;              // the geometry seeded the layers before this call
+  bool seedOnly = false;            // this call seeds them
+  bool deferring = false;           // LdcBuilder::deferOpenedLayers
+  std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
+
+  // Calls share(i, j, a) for every pixel (i, j) of sample s's splat (a sample of the hemicube centred at
+  // `hemicubeCentre`), row by row, with the pixel's share a = w·A/W of the sample's area (ldc_builder.hpp);
+  // returns the pixel count. The splat is rasterised once, into `buffer`, and W summed in the rasteriser's order.
+  template <class Share>
+  std::size_t forEachShare(const glm::vec3& hemicubeCentre, const WarpedSample& s, SplatBuffer& buffer,
+                           Share&& share) const {
+    const glm::vec3& reach = s.reach;
+    const float area = std::max(s.area, minArea);
+    if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
+        boxCoversOwnPixelOnly(frame, s.p, s.n, hemicubeCentre, s.area, s.centre)) {
+      share(s.ownI, s.ownJ, area);  // a box splat that reaches no neighbouring pixel centre: W = 1
+      return 1;
+    }
+    const SplatFootprint fp = splatFootprint(frame, s.ldi, s.p, s.n, hemicubeCentre, std::max(s.area, 0.0f), reach);
+    const SplatRaster raster = prepareSplat(fp, kernel, res);
+    if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
+      std::size_t runs = 0, pixels = 0;
+      rasterBoxRuns(raster, 0, res - 1, 0, res - 1, [&](int j, int iFirst, int iLast) {
+        IBRR_CHECK(runs < buffer.runs.size(), "a box splat has at most two runs of pixels a row");
+        buffer.runs[runs++] = glm::ivec3(j, iFirst, iLast);
+        pixels += static_cast<std::size_t>(iLast - iFirst + 1);
+      });
+      const float a = area / static_cast<float>(pixels);
+      for (std::size_t r = 0; r < runs; ++r)
+        for (int i = buffer.runs[r].y; i <= buffer.runs[r].z; ++i) share(i, buffer.runs[r].x, a);
+      return pixels;
+    }
+    buffer.weighted.clear();
+    float weightSum = 0.0f;
+    rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
+      buffer.weighted.emplace_back(static_cast<float>(i), static_cast<float>(j), w);
+      weightSum += w;
+    });
+    const float areaScale = area / weightSum;  // A/W
+    for (const glm::vec3& q : buffer.weighted) share(static_cast<int>(q.x), static_cast<int>(q.y), q.z * areaScale);
+    return buffer.weighted.size();
   }
+
+  // The nearest seeded layer of global pixel g that a sample at p with normal n lies on (paper §3.1:
+  // |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n), or -1.
+  std::int32_t nearestSeededLayer(std::uint32_t g, const glm::vec3& p, const glm::vec3& n) const {
+    std::int32_t best = -1;
+    float bestDistance = epsDistance;
+    const glm::vec4* const planes = store.seedPlanes.data();
+    for (std::uint32_t l = store.seedOffsets[g], end = store.seedOffsets[g + 1]; l < end; ++l) {
+      const glm::vec4& plane = planes[l];
+      const float dist = planeDistance(glm::vec3(plane), plane.w, p, n, minCos);
+      if (dist < bestDistance) {
+        best = static_cast<std::int32_t>(l);
+        bestDistance = dist;
+      }
+    }
+    return best;
+  }
+
+  // The parallel pass for one hemicube (after seeding). Its samples are warped and sorted by the LDI tile their
+  // pixel lies in (stably, so in sample order within a tile): a tile's splats then fall on a few thousand layers
+  // that stay in the cache, where in sample order every splat row would reach a layer far from the last. Every
+  // share that lies on a seeded layer adds to the thread's sums of that layer; a share of the sample's own pixel
+  // that lies on none is kept for the ordered pass (in sample order), and spill that lies on none is dropped.
+  // Then every reached layer's mean.
+  void sumHemicube(const HemicubeSampleView& hc, HemicubeSums& sums, HemicubeResult& out) const {
+    out.means.clear();
+    out.misses.clear();
+    out.splats = 0;
+    sortByTile(hc, sums);
+    out.dropped = hc.size() - sums.warped.size();
+    // Plain pointers and a local count, so that the compiler keeps them in registers across the shares.
+    glm::vec4* const layerSums = sums.sums.data();
+    std::uint32_t* const touched = sums.touched.data();
+    std::size_t touchedCount = 0;
+    for (const std::uint32_t index : sums.order) {
+      const WarpedSample& s = sums.warped[index];
+      out.splats += forEachShare(hc.centre, s, sums.splat, [&](int i, int j, float a) {
+        const std::uint32_t g = frame.globalPixel(s.ldi, i, j);
+        const std::int32_t layer = nearestSeededLayer(g, s.p, s.n);
+        if (layer < 0) {
+          if (i == s.ownI && j == s.ownJ) out.misses.push_back(OwnPixelMiss{g, s.sample, s.p, s.n, a * s.value, a});
+          return;
+        }
+        glm::vec4& sum = layerSums[layer];
+        touched[touchedCount] = static_cast<std::uint32_t>(layer);  // kept only on the first touch
+        touchedCount += sum.w == 0.0f ? 1 : 0;                      // (every share has a > 0)
+        sum += glm::vec4(a * s.value, a);
+      });
+    }
+    std::sort(out.misses.begin(), out.misses.end(),
+              [](const OwnPixelMiss& x, const OwnPixelMiss& y) { return x.sample < y.sample; });
+    out.means.reserve(touchedCount);
+    for (std::size_t t = 0; t < touchedCount; ++t) {
+      glm::vec4& sum = layerSums[touched[t]];
+      out.means.push_back(HemicubeResult::LayerMean{touched[t], glm::vec3(sum) / sum.w});
+      sum = glm::vec4(0.0f);
+    }
+  }
+
+  // Warps hc's samples into sums.warped (the dropped ones left out) and orders them by tile into sums.order: a
+  // stable counting sort on the tile of each sample's own pixel.
+  void sortByTile(const HemicubeSampleView& hc, HemicubeSums& sums) const {
+    sums.warped.clear();
+    sums.tileOf.clear();
+    sums.tileStart.assign(static_cast<std::size_t>(3 * tilesPerSide * tilesPerSide) + 1, 0);
+    WarpedSample s;
+    for (std::uint32_t k = 0; k < hc.size(); ++k) {
+      if (!warpSample(frame, hc, k, s)) continue;
+      const auto tile =
+          static_cast<std::uint32_t>((s.ldi * tilesPerSide + s.ownJ / tileSize) * tilesPerSide + s.ownI / tileSize);
+      sums.warped.push_back(s);
+      sums.tileOf.push_back(tile);
+      ++sums.tileStart[tile + 1];
+    }
+    for (std::size_t t = 1; t < sums.tileStart.size(); ++t) sums.tileStart[t] += sums.tileStart[t - 1];
+    sums.order.resize(sums.warped.size());
+    for (std::uint32_t w = 0; w < sums.warped.size(); ++w) sums.order[sums.tileStart[sums.tileOf[w]]++] = w;
+  }
+
+  // The nearest layer of global pixel g that a sample at p with normal n lies on, among the seeded layers or
+  // among those hemicubes opened; -1 when none. Before seeding, and without seeds, every layer counts as seeded.
+  std::int32_t nearestListedLayer(std::uint32_t g, const glm::vec3& p, const glm::vec3& n, bool opened) const {
+    std::int32_t best = -1;
+    float bestDistance = epsDistance;
+    for (std::int32_t idx = store.head[g]; idx >= 0; idx = store.layers[std::size_t(idx)].next) {
+      const BuildLayer& layer = store.layers[static_cast<std::size_t>(idx)];
+      if (layer.opened != opened) continue;
+      const float dist = planeDistance(layer.n, layer.d, p, n, minCos);
+      if (dist < bestDistance) {
+        best = idx;
+        bestDistance = dist;
+      }
+    }
+    return best;
+  }
+
+  // Where a share (a, a·E) of global pixel g goes in the ordered pass, its sample at p with normal n: the nearest
+  // seeded layer; failing that, spill is dropped, and a share of the sample's own pixel joins the nearest layer an
+  // earlier share opened there or opens one, unless opened layers are deferred (deferOpenedLayers). Spill never
+  // opens a layer and never reaches an opened one: a VPL opens a layer only where its sample lies (a surface the
+  // seeds lack, such as the back of a thin wall), so the layers do not depend on the VPLs, and what a hemicube
+  // adds to the store does not depend on the hemicubes before it (a distributed bake's shares add up to the
+  // whole bake). Without seeds, and while seeding, every share matches or opens a layer.
+  void placeShare(std::uint32_t g, bool ownPixel, const glm::vec3& p, const glm::vec3& n, std::uint32_t hemicube,
+                  std::uint32_t sample, float area, const glm::vec3& areaValue) const {
+    std::int32_t best = nearestListedLayer(g, p, n, false);
+    const bool afterSeeds = seeded && !seedOnly;
+    if (best < 0 && afterSeeds) {
+      if (!ownPixel) return;  // spill
+      if (deferring) {
+        store.deferred.push_back(
+            DeferredOpening{g, std::uint32_t(firstHemicube + hemicube), sample, p, n, areaValue, area});
+        return;
+      }
+      best = nearestListedLayer(g, p, n, true);
+    }
+    if (best < 0) {  // a new layer, at the end of the pixel's list
+      best = static_cast<std::int32_t>(store.layers.size());
+      store.layers.push_back(layerOnPlaneOf(p, n, afterSeeds));
+      store.totals.emplace_back();
+      std::int32_t* link = &store.head[g];
+      while (*link >= 0) link = &store.layers[static_cast<std::size_t>(*link)].next;
+      *link = best;
+    }
+    if (seedOnly) return;  // a seed only makes sure the layer exists
+    const auto layer = static_cast<std::size_t>(best);
+    if (addShare(store.layers[layer], store.totals[layer], hemicube, area, areaValue)) store.pending.push_back(best);
+  }
+
+  // The ordered pass over every share of every sample, in sample order: seeding, and inserting without seeds.
+  // Returns (dropped samples, splat pixels).
+  std::pair<std::uint64_t, std::uint64_t> placeAllShares(SplatBuffer& buffer) const {
+    std::uint64_t dropped = 0, splats = 0;
+    WarpedSample s;
+    for (std::uint32_t h = 0; h < hemicubes.size(); ++h) {
+      const HemicubeSampleView& hc = hemicubes[h];
+      for (std::uint32_t k = 0; k < hc.size(); ++k) {
+        if (!warpSample(frame, hc, k, s)) {
+          ++dropped;
+          continue;
+        }
+        splats += forEachShare(hc.centre, s, buffer, [&](int i, int j, float a) {
+          placeShare(frame.globalPixel(s.ldi, i, j), i == s.ownI && j == s.ownJ, s.p, s.n, h, k, a, a * s.value);
+        });
+      }
+    }
+    flushPending();
+    return {dropped, splats};
+  }
+
+  // The ordered pass after the parallel one: the own-pixel shares no seeded layer took, in sample order;
+  // results[k] is the call's hemicube groupStart + k.
+  void placeMisses(std::span<const HemicubeResult> results, std::uint32_t groupStart) const {
+    for (std::uint32_t k = 0; k < results.size(); ++k)
+      for (const OwnPixelMiss& m : results[k].misses)
+        placeShare(m.pixel, true, m.position, m.normal, groupStart + k, m.sample, m.area, m.areaValue);
+    flushPending();
+  }
+
+  void flushPending() const {
+    for (const std::int32_t idx : store.pending)
+      flushShares(store.layers[static_cast<std::size_t>(idx)], store.totals[static_cast<std::size_t>(idx)]);
+    store.pending.clear();
+  }
+};
+
+// Walks the layers in store order: beginPixel(g) for every global pixel g in turn, then layer(index) for each of
+// its layers in creation order.
+template <class BeginPixel, class Layer>
+void forEachLayerInStoreOrder(const LdcBuilder::Layers& store, BeginPixel&& beginPixel, Layer&& layer) {
+  for (std::uint32_t g = 0; g < store.head.size(); ++g) {
+    beginPixel(g);
+    for (std::int32_t idx = store.head[g]; idx >= 0; idx = store.layers[static_cast<std::size_t>(idx)].next)
+      layer(static_cast<std::size_t>(idx));
+  }
+}
+
+}  // namespace
+
+LdcBuilder::LdcBuilder(const LdcParams& params, SplatKernel kernel)
+    : m_params(resolveParams(params)),
+      m_frame(m_params),
+      m_kernel(kernel),
+      m_layers(std::make_unique<Layers>()),
+      m_scratch(std::make_unique<Scratch>()) {
+  m_layers->head.assign(m_frame.pixelCount(), -1);
 }
 
 LdcBuilder::~LdcBuilder() = default;
@@ -213,316 +476,87 @@ void LdcBuilder::insert(const HemicubeSampleView& hemicube) {
 void LdcBuilder::insert(std::span<const HemicubeSampleView> hemicubes) { insertSamples(hemicubes, false); }
 
 void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
+  IBRR_CHECK(m_layers->seedOffsets.empty(), "the geometry seeds come before the hemicubes");
   insertSamples(std::span<const HemicubeSampleView>(&seeds, 1), true);
+}
+
+// Renumbers the layers into store order and indexes the seeded ones (Layers::seedOffsets, seedPlanes): done once,
+// when the first hemicube after the seeds arrives, when every layer is a seeded one.
+void LdcBuilder::indexSeededLayers() {
+  Layers& store = *m_layers;
+  std::vector<BuildLayer> ordered;
+  std::vector<LayerTotal> orderedTotals;
+  ordered.reserve(store.layers.size());
+  orderedTotals.reserve(store.layers.size());
+  store.seedOffsets.assign(store.head.size() + 1, 0);
+  store.seedPlanes.clear();
+  store.seedPlanes.reserve(store.layers.size());
+  for (std::size_t g = 0; g < store.head.size(); ++g) {
+    store.seedOffsets[g] = static_cast<std::uint32_t>(ordered.size());
+    const std::int32_t first = store.head[g];
+    for (std::int32_t idx = first; idx >= 0; idx = store.layers[static_cast<std::size_t>(idx)].next) {
+      BuildLayer layer = store.layers[static_cast<std::size_t>(idx)];
+      IBRR_CHECK(!layer.opened, "only seeded layers exist before the first hemicube after the seeds");
+      layer.next = layer.next >= 0 ? static_cast<std::int32_t>(ordered.size() + 1) : -1;
+      store.seedPlanes.emplace_back(layer.n, layer.d);
+      ordered.push_back(layer);
+      orderedTotals.push_back(store.totals[static_cast<std::size_t>(idx)]);
+    }
+    store.head[g] = first >= 0 ? static_cast<std::int32_t>(store.seedOffsets[g]) : -1;
+  }
+  store.seedOffsets.back() = static_cast<std::uint32_t>(ordered.size());
+  store.layers = std::move(ordered);
+  store.totals = std::move(orderedTotals);
 }
 
 namespace {
 
-// The per-chunk cache that folds a sample's pixel shares into an earlier record of the same pixel and layer.
-struct FoldCache {
-  std::uint32_t pixel[kFoldCacheSize];
-  std::uint32_t record[kFoldCacheSize];
-  void clear() { std::fill(std::begin(record), std::end(record), kNoRecord); }
-};
-
-// One insert() call: its samples, the store's frame and parameters, and its two phases.
-struct InsertionPass {
-  const LdcFrame& frame;
-  std::span<const std::unique_ptr<LdcBuilder::Tile>> tiles;  // read-only in phase 1
-  std::span<const HemicubeSampleView> hemicubes;
-  std::span<const ChunkRange> ranges;
-  int res = 0, tileSize = 0, tilesPerSide = 0;
-  std::size_t tileCount = 0;
-  float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
-  SplatKernel kernel = SplatKernel::Box;
-  bool seeded = false;              // the geometry seeded the layers before this call
-  bool seedOnly = false;            // this call seeds them
-  bool deferring = false;           // LdcBuilder::deferOpenedLayers
-  std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
-
-  // Phase 1 for chunk c: its samples' records and large splats, sorted by tile.
-  void chunkRecords(std::size_t c, ChunkOutput& out, FoldCache& fold) const {
-    const ChunkRange range = ranges[c];
-    const HemicubeSampleView& hc = hemicubes[range.hemicube];
-    out.planes.clear();
-    out.largeSplats.clear();
-    out.records.clear();
-    out.dropped = 0;
-    out.splats = 0;
-    out.hemicube = range.hemicube;
-    fold.clear();
-    for (std::uint32_t k = range.begin; k < range.end; ++k) addSample(hc, range.hemicube, k, out, fold);
-    sortByTile(out);
-  }
-
-  // Warps sample k and gives its splat's pixels their shares (or one record per tile for a large splat).
-  void addSample(const HemicubeSampleView& hc, std::uint32_t hemicube, std::uint32_t k, ChunkOutput& out,
-                 FoldCache& fold) const {
-    const glm::vec3 p = hc.positions[k];
-    const glm::vec3 nIn = hc.normals[k];
-    const glm::vec3 value = hc.values[k];
-    const float area = hc.footprints[k];
-    const float len2 = glm::dot(nIn, nIn);
-    if (!finite3(p) || !finite3(value) || !std::isfinite(area) || !(len2 > 1e-20f) || !std::isfinite(len2)) {
-      ++out.dropped;
-      return;
-    }
-    const glm::vec3 n = sampleUnitNormal(nIn);
-    const int ldi = dominantAxis(n);
-    const glm::vec2 centre = frame.toPixel(ldi, p);
-    if (!(centre.x >= 0.0f && centre.y >= 0.0f && centre.x < static_cast<float>(res) &&
-          centre.y < static_cast<float>(res))) {
-      ++out.dropped;
-      return;
-    }
-    const RecordPlane plane{p, glm::dot(p, n), n, hemicube};
-    glm::vec3 splatPixels[kPixelRecordMaxBox];  // (i, j, kernel weight) of a small splat's pixels
-    std::size_t pixelCount = 0;
-    float weightSum = 0.0f;
-    const glm::vec3 reach = hc.edgeReaches.empty() ? glm::vec3(0.0f) : hc.edgeReaches[k];
-    if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
-        boxCoversOwnPixelOnly(frame, p, n, hc.centre, area, centre)) {
-      // Fast path, same result as the general one: a box splat that reaches no neighbouring pixel centre.
-      const float resLast = static_cast<float>(res - 1);
-      splatPixels[0] = glm::vec3(std::min(static_cast<float>(static_cast<int>(centre.x)), resLast),
-                                 std::min(static_cast<float>(static_cast<int>(centre.y)), resLast), 1.0f);
-      pixelCount = 1;
-      weightSum = 1.0f;
-    } else {
-      const SplatFootprint fp = splatFootprint(frame, ldi, p, n, hc.centre, std::max(area, 0.0f), reach);
-      const SplatRaster raster = prepareSplat(fp, kernel, res);
-      if ((raster.i1 - raster.i0 + 1) * (raster.j1 - raster.j0 + 1) > kPixelRecordMaxBox) {
-        addLargeSplat(raster, ldi, plane, value, area, out);
-        return;
+// After the seeds, in three passes:
+//   1. In parallel over hemicubes, each hemicube's samples in order (HemicubeSums, one per thread): every share
+//      that lies on a seeded layer adds to that layer's Σ a·E and Σ a, and the hemicube's mean on every layer it
+//      reached is listed. Each sum is formed in sample order, whatever thread forms it.
+//   2. In hemicube order, each layer adds the means (in parallel over ranges of layers, each range taking every
+//      hemicube's means in order, so every total is summed in hemicube order).
+//   3. In sample order, the own-pixel shares that lay on no seeded layer open or join layers (placeShare).
+void insertAfterSeeds(const InsertionPass& pass, LdcBuilder::Scratch& scratch, BuilderStats& stats) {
+  LdcBuilder::Layers& store = pass.store;
+  const std::size_t seededLayers = store.seedPlanes.size();
+  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  // Hemicubes in groups of two a thread, so that the means waiting for step 2 take a few hemicubes' worth of
+  // memory however large the batch.
+  const std::size_t groupSize = 2 * threads;
+  std::vector<HemicubeResult>& results = scratch.results;
+  results.resize(std::min(groupSize, pass.hemicubes.size()));
+  // One range of layers a thread: each range reads every mean, so more ranges would only read them more often.
+  const std::size_t ranges = std::clamp<std::size_t>(seededLayers / 4096, 1, threads);
+  for (std::size_t first = 0; first < pass.hemicubes.size(); first += groupSize) {
+    const std::size_t count = std::min(groupSize, pass.hemicubes.size() - first);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+      HemicubeSums& sums = scratch.sums.local();
+      if (sums.sums.size() != seededLayers) {
+        sums.sums.assign(seededLayers, glm::vec4(0.0f));
+        sums.touched.assign(seededLayers + 1, 0);
       }
-      rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
-        splatPixels[pixelCount++] = glm::vec3(static_cast<float>(i), static_cast<float>(j), w);
-        weightSum += w;
-      });
-    }
-    out.splats += pixelCount;
-    const float areaScale = std::max(area, minArea) / weightSum;  // A/W
-    std::uint32_t planeIndex = kNoRecord;                         // this sample's plane, added when it opens a record
-    for (std::size_t q = 0; q < pixelCount; ++q) {
-      const int i = static_cast<int>(splatPixels[q].x);
-      const int j = static_cast<int>(splatPixels[q].y);
-      const float a = splatPixels[q].z * areaScale;
-      const bool ownPixel = i == static_cast<int>(centre.x) && j == static_cast<int>(centre.y);
-      addPixelShare(ldi, i, j, ownPixel, a, a * value, plane, planeIndex, out, fold);
-    }
-  }
-
-  // The nearest layer of the tile's pixel that a sample at p with normal n lies on (paper §3.1: |p·n_l − d_l| < ε_d
-  // and n·n_l > 1 − ε_n), among the seeded layers or among those hemicubes opened; -1 when none. Before seeding,
-  // and without seeds, every layer counts as seeded. The seeded layers do not change while samples are inserted,
-  // so phase 1 may read them from every thread.
-  std::int32_t nearestLayer(const LdcBuilder::Tile& tile, std::uint32_t localPixel, const glm::vec3& p,
-                            const glm::vec3& n, bool opened) const {
-    std::int32_t best = -1;
-    float bestDistance = epsDistance;
-    for (std::int32_t idx = tile.head[localPixel]; idx >= 0; idx = tile.layers[std::size_t(idx)].next) {
-      const BuildLayer& layer = tile.layers[static_cast<std::size_t>(idx)];
-      if (layer.opened != opened) continue;
-      const float dist = planeDistance(layer, p, n, minCos);
-      if (dist < bestDistance) {
-        best = idx;
-        bestDistance = dist;
-      }
-    }
-    return best;
-  }
-
-  // Share (a, a·E) of pixel (i, j). Every share is matched by its own sample's plane (the one rule of the CPU and
-  // GPU warps, ldc_builder.hpp). After seeding it is matched here, against the seeded layers: a matched share
-  // folds into the chunk's earlier record of the same pixel and layer (near a VPL thousands of samples fall in
-  // one pixel and become one record), spill that matches none is dropped, and a share of the sample's own pixel
-  // that matches none becomes a record of its own, for phase 2 to open or join a layer with. Without seeds
-  // every share is such a record. Geometry seeds fold into a record whose plane they lie on: they only make
-  // sure a layer exists.
-  void addPixelShare(int ldi, int i, int j, bool ownPixel, float a, const glm::vec3& areaValue,
-                     const RecordPlane& plane, std::uint32_t& planeIndex, ChunkOutput& out, FoldCache& fold) const {
-    const int ti = i / tileSize, tj = j / tileSize;
-    const auto tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
-    const auto localPixel = static_cast<std::uint32_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize));
-    std::int32_t layer = -1;
-    bool foldable = seedOnly;
-    if (seeded && !seedOnly) {
-      layer = nearestLayer(*tiles[tile], localPixel, plane.position, plane.normal, false);
-      if (layer < 0 && !ownPixel) return;  // spill beside the layers
-      foldable = layer >= 0;
-    }
-    const std::uint32_t pixel = frame.globalPixel(ldi, i, j);
-    const std::size_t slot = (pixel * 0x9E3779B1u >> 24) & (kFoldCacheSize - 1);
-    if (foldable) {
-      const std::uint32_t prev = fold.record[slot];
-      if (prev != kNoRecord && fold.pixel[slot] == pixel) {
-        PixelRecord& rec = out.records[prev];
-        if (layer >= 0 ? rec.layer == layer : rec.layer < 0 && onPlaneOf(plane, out.planes[rec.plane])) {
-          rec.area += a;
-          rec.areaValue += areaValue;
-          return;
-        }
-      }
-    }
-    PixelRecord rec;
-    rec.layer = layer;
-    if (layer < 0) {
-      if (planeIndex == kNoRecord) {
-        planeIndex = static_cast<std::uint32_t>(out.planes.size());
-        out.planes.push_back(plane);
-      }
-      rec.plane = planeIndex;
-    }
-    rec.tile = tile;
-    rec.localPixel = localPixel;
-    rec.area = a;
-    rec.areaValue = areaValue;
-    if (foldable) {
-      fold.pixel[slot] = pixel;
-      fold.record[slot] = static_cast<std::uint32_t>(out.records.size());
-    }
-    out.records.push_back(rec);
-  }
-
-  // The matching test of phase 2 (planeDistance) of a sample against a record's plane.
-  bool onPlaneOf(const RecordPlane& sample, const RecordPlane& record) const {
-    return std::fabs(glm::dot(sample.position, record.normal) - record.d) < epsDistance &&
-           glm::dot(sample.normal, record.normal) > minCos;
-  }
-
-  // A large splat: one record per tile it touches, rasterised there in phase 2.
-  void addLargeSplat(const SplatRaster& raster, int ldi, const RecordPlane& plane, const glm::vec3& value, float area,
-                     ChunkOutput& out) const {
-    std::size_t pixelCount = 0;
-    float weightSum = 0.0f;
-    if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count, a few tests per row
-      rasterBoxRuns(raster, 0, res - 1, 0, res - 1,
-                    [&](int, int iFirst, int iLast) { pixelCount += std::size_t(iLast - iFirst + 1); });
-      weightSum = static_cast<float>(pixelCount);
-    } else {
-      rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int, int, float w) {
-        ++pixelCount;
-        weightSum += w;
-      });
-    }
-    out.splats += pixelCount;
-    const auto splat = static_cast<std::uint32_t>(out.largeSplats.size());
-    out.largeSplats.push_back(LargeSplat{raster, value, std::max(area, minArea) / weightSum});
-    const auto planeIndex = static_cast<std::uint32_t>(out.planes.size());
-    out.planes.push_back(plane);
-    for (int tj = raster.j0 / tileSize; tj <= raster.j1 / tileSize; ++tj)
-      for (int ti = raster.i0 / tileSize; ti <= raster.i1 / tileSize; ++ti) {
-        PixelRecord rec;
-        rec.plane = planeIndex;
-        rec.tile = static_cast<std::uint32_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti);
-        rec.splat = splat;
-        out.records.push_back(rec);
-      }
-  }
-
-  // Stable counting sort of the chunk's records by tile, each with its plane copied in.
-  void sortByTile(ChunkOutput& out) const {
-    out.tileStart.assign(tileCount + 1, 0);
-    for (const PixelRecord& rec : out.records) ++out.tileStart[rec.tile + 1];
-    for (std::size_t t = 0; t < tileCount; ++t) out.tileStart[t + 1] += out.tileStart[t];
-    if (out.sorted.size() < out.records.size()) out.sorted.resize(out.records.size());  // only grows
-    out.cursor.assign(out.tileStart.begin(), out.tileStart.end() - 1);
-    for (const PixelRecord& rec : out.records) {
-      const RecordPlane plane = rec.plane == kNoRecord ? RecordPlane{} : out.planes[rec.plane];
-      out.sorted[out.cursor[rec.tile]++] = TileRecord{plane.position, plane.normal,   rec.areaValue, rec.area,
-                                                      out.hemicube,   rec.localPixel, rec.splat,     rec.layer};
+      for (std::size_t h = r.begin(); h != r.end(); ++h) pass.sumHemicube(pass.hemicubes[first + h], sums, results[h]);
+    });
+    const std::span<const HemicubeResult> done(results.data(), count);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, ranges, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+      const std::size_t lo = seededLayers * r.begin() / ranges, hi = seededLayers * r.end() / ranges;
+      for (const HemicubeResult& result : done)
+        for (const HemicubeResult::LayerMean& m : result.means)
+          if (m.layer >= lo && m.layer < hi) store.totals[m.layer].add(m.mean);
+    });
+    pass.placeMisses(done, static_cast<std::uint32_t>(first));
+    for (const HemicubeResult& result : done) {
+      stats.droppedSamples += result.dropped;
+      stats.splatRecords += result.splats;
     }
   }
-
-  // Phase 2 for tile t: its records chunk by chunk, i.e. in sample order; the pending hemicube sums flushed.
-  void accumulateTile(std::size_t t, LdcBuilder::Tile& tile, std::span<const ChunkOutput> chunks) const {
-    const TilePlace place = tilePlace(t);
-    const int iEnd = std::min(res, place.iBase + tileSize) - 1;
-    const int jEnd = std::min(res, place.jBase + tileSize) - 1;
-    for (std::size_t c = 0; c < ranges.size(); ++c) {
-      const ChunkOutput& chunk = chunks[c];
-      for (std::uint32_t k = chunk.tileStart[t]; k < chunk.tileStart[t + 1]; ++k) {
-        const TileRecord& rec = chunk.sorted[k];
-        const RecordOrder order{ranges[c].begin, k};
-        if (rec.layer >= 0) {
-          addToLayer(tile, rec.layer, rec.hemicube, rec.area, rec.areaValue);
-          continue;
-        }
-        if (rec.splat == kNoRecord) {
-          accumulate(tile, place, rec.localPixel, rec, order, rec.area, rec.areaValue);
-          continue;
-        }
-        const LargeSplat& splat = chunk.largeSplats[rec.splat];
-        rasterSplat(splat.raster, kernel, place.iBase, iEnd, place.jBase, jEnd, [&](int i, int j, float w) {
-          const float a = w * splat.areaScale;
-          const auto localPixel = static_cast<std::uint32_t>((j - place.jBase) * tileSize + (i - place.iBase));
-          accumulate(tile, place, localPixel, rec, order, a, a * splat.value);
-        });
-      }
-    }
-    for (std::int32_t idx : tile.pending) tile.layers[static_cast<std::size_t>(idx)].flush();
-    tile.pending.clear();
-  }
-
-  struct TilePlace {
-    int ldi = 0, iBase = 0, jBase = 0;  // the tile's LDI and its first pixel there
-  };
-  TilePlace tilePlace(std::size_t t) const {
-    const int inLdi = static_cast<int>(t) % (tilesPerSide * tilesPerSide);
-    return {static_cast<int>(t) / (tilesPerSide * tilesPerSide), (inLdi % tilesPerSide) * tileSize,
-            (inLdi / tilesPerSide) * tileSize};
-  }
-  struct RecordOrder {
-    std::uint32_t chunkSample = 0, record = 0;  // the record's place within its hemicube, for deferral
-  };
-
-  // Where a record's share of one pixel goes (nearestLayer): the nearest seeded layer; failing that, spill is dropped,
-  // and a record in its own pixel joins the nearest layer an earlier record opened there or opens one, unless opened
-  // layers are deferred (deferOpenedLayers). Spill never opens a layer and never reaches an opened one: a VPL opens a
-  // layer only where its sample lies (a surface the seeds lack, such as the back of a thin wall), so the layers do not
-  // depend on the VPLs, and what a hemicube adds to the store does not depend on the hemicubes before it (a distributed
-  // bake's shares add up to the whole bake).
-  void accumulate(LdcBuilder::Tile& tile, const TilePlace& place, std::uint32_t localPixel, const TileRecord& rec,
-                  const RecordOrder& order, float area, const glm::vec3& areaValue) const {
-    std::int32_t best = nearestLayer(tile, localPixel, rec.position, rec.normal, false);
-    if (best < 0 && seeded && !seedOnly) {
-      const int i = place.iBase + static_cast<int>(localPixel) % tileSize;
-      const int j = place.jBase + static_cast<int>(localPixel) / tileSize;
-      const glm::vec2 own = frame.toPixel(place.ldi, rec.position);
-      if (static_cast<int>(own.x) != i || static_cast<int>(own.y) != j) return;  // spill
-      if (deferring) {
-        tile.deferred.push_back(DeferredOpening{frame.globalPixel(place.ldi, i, j),
-                                                std::uint32_t(firstHemicube + rec.hemicube), order.chunkSample,
-                                                order.record, rec.position, rec.normal, areaValue, area});
-        return;
-      }
-      best = nearestLayer(tile, localPixel, rec.position, rec.normal, true);
-    }
-    if (best < 0) {  // a new layer, at the end of the pixel's list
-      best = static_cast<std::int32_t>(tile.layers.size());
-      tile.layers.push_back(layerOnPlaneOf(rec.position, rec.normal, seeded && !seedOnly));
-      std::int32_t* link = &tile.head[localPixel];
-      while (*link >= 0) link = &tile.layers[static_cast<std::size_t>(*link)].next;
-      *link = best;
-    }
-    if (seedOnly) return;  // a seed only makes sure the layer exists
-    addToLayer(tile, best, rec.hemicube, area, areaValue);
-  }
-
-  static void addToLayer(LdcBuilder::Tile& tile, std::int32_t layer, std::uint32_t hemicube, float area,
-                         const glm::vec3& areaValue) {
-    if (tile.layers[static_cast<std::size_t>(layer)].add(hemicube, area, areaValue)) tile.pending.push_back(layer);
-  }
-};
+}
 
 }  // namespace
 
-// Cuts every hemicube into chunks of kChunkSamples samples (fixed, whatever the threads and the batching);
-// returns the sample count. Throws ibrr::Error for a hemicube whose arrays differ in length.
-std::size_t LdcBuilder::chunkRanges(std::span<const HemicubeSampleView> hemicubes) {
-  std::vector<ChunkRange>& ranges = m_scratch->ranges;
-  ranges.clear();
-  std::size_t total = 0;
+void LdcBuilder::checkLengths(std::span<const HemicubeSampleView> hemicubes) const {
   for (std::size_t h = 0; h < hemicubes.size(); ++h) {
     const HemicubeSampleView& hc = hemicubes[h];
     const std::size_t n = hc.positions.size();
@@ -532,26 +566,22 @@ std::size_t LdcBuilder::chunkRanges(std::span<const HemicubeSampleView> hemicube
                   ", normals " + std::to_string(hc.normals.size()) + ", values " + std::to_string(hc.values.size()) +
                   ", footprints " + std::to_string(hc.footprints.size()) + ", edge reaches " +
                   std::to_string(hc.edgeReaches.size()) + "); every sample needs all four (and a reach, if any has)");
-    total += n;
-    if (total > std::numeric_limits<std::uint32_t>::max())
-      throw Error("one insert() call takes at most 2^32-1 samples; split the batch");
-    for (std::size_t s0 = 0; s0 < n; s0 += kChunkSamples)
-      ranges.push_back(ChunkRange{static_cast<std::uint32_t>(h), static_cast<std::uint32_t>(s0),
-                                  static_cast<std::uint32_t>(std::min(n, s0 + kChunkSamples))});
+    if (n > std::numeric_limits<std::uint32_t>::max()) throw Error("a hemicube holds at most 2^32-1 samples; split it");
   }
-  return total;
 }
 
 void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly) {
-  const std::size_t total = chunkRanges(hemicubes);
+  checkLengths(hemicubes);
+  const bool parallel = m_seeded && !seedOnly;
+  if (parallel && m_layers->seedOffsets.empty()) indexSeededLayers();
+  const int res = m_frame.resolution();
+  const int tileSize = sortTileSize(res);
   const InsertionPass pass{m_frame,
-                           m_tiles,
+                           *m_layers,
                            hemicubes,
-                           m_scratch->ranges,
-                           m_frame.resolution(),
-                           m_tileSize,
-                           m_tilesPerSide,
-                           m_tiles.size(),
+                           res,
+                           tileSize,
+                           (res + tileSize - 1) / tileSize,
                            m_params.epsDistance,
                            1.0f - m_params.epsNormal,
                            kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize(),
@@ -560,93 +590,46 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
                            seedOnly,
                            m_deferOpenings,
                            m_firstHemicube + m_stats.hemicubes};
+  std::uint64_t samples = 0;
+  for (const HemicubeSampleView& hc : hemicubes) samples += hc.size();
   if (seedOnly) {
     m_seeded = true;
-    m_stats.seedSamples += total;
-  } else {
-    m_stats.hemicubes += hemicubes.size();
-    m_stats.samples += total;
+    m_stats.seedSamples += samples;
+    pass.placeAllShares(m_scratch->splat);
+    return;
   }
-  if (total == 0) return;
-  std::vector<ChunkOutput>& chunks = m_scratch->chunks;
-  const std::size_t chunkCount = pass.ranges.size();
-  if (chunks.size() < chunkCount) chunks.resize(chunkCount);
-
-  // Phase 1, in parallel over chunks: warp each sample, rasterise its splat, and give every covered pixel its
-  // share a = w·A/W of the sample's area (A the footprint, w the kernel weight, W the weights' sum over the
-  // splat) as a record (pixel, Σa, Σa·E). A share folds into an earlier record of the same chunk for the same
-  // pixel when the sample lies on that record's plane (the phase-2 matching test): near a VPL thousands of
-  // samples fall in one pixel and become one record, which also keeps one tile from holding most of the
-  // work. A large splat (low-resolution hemicubes, grazing angles) instead gets one record per tile it
-  // touches, rasterised there in phase 2. Records are then counting-sorted by tile, stably, with their plane
-  // copied in, so that phase 2 reads each tile's records in one sweep.
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, chunkCount, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-    FoldCache fold;
-    for (std::size_t c = r.begin(); c != r.end(); ++c) pass.chunkRecords(c, chunks[c], fold);
-  });
-  // Phase 2, in parallel over tiles: each tile takes its records in sample order and matches, opens or defers
-  // the pixel's layer (InsertionPass::accumulate). A tile owns its pixels' layers: no two threads share one.
-  const std::span<const ChunkOutput> chunkOutputs(chunks.data(), chunkCount);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pass.tileCount, 1),
-                    [&](const tbb::blocked_range<std::size_t>& r) {
-                      for (std::size_t t = r.begin(); t != r.end(); ++t)
-                        pass.accumulateTile(t, *m_tiles[t], chunkOutputs);
-                    });
-
-  for (std::size_t c = 0; c < chunkCount; ++c) {
-    if (seedOnly) continue;
-    m_stats.droppedSamples += chunks[c].dropped;
-    m_stats.splatRecords += chunks[c].splats;
+  m_stats.hemicubes += hemicubes.size();
+  m_stats.samples += samples;
+  if (!parallel) {  // no seeds: every share's layer depends on the shares before it
+    const auto [dropped, splats] = pass.placeAllShares(m_scratch->splat);
+    m_stats.droppedSamples += dropped;
+    m_stats.splatRecords += splats;
+    return;
   }
+  insertAfterSeeds(pass, *m_scratch, m_stats);
 }
 
 BuilderStats LdcBuilder::stats() const {
   BuilderStats s = m_stats;
-  s.layers = 0;
-  for (const auto& tile : m_tiles) s.layers += tile->layers.size();
+  s.layers = m_layers->layers.size();
   return s;
 }
-
-namespace {
-// Walks the layers in store order: beginPixel(g) for every global pixel g in turn, then layer(b) for each of
-// its layers in creation order.
-template <class BeginPixel, class Layer>
-void forEachLayerInStoreOrder(const LdcFrame& frame, int tileSize, int tilesPerSide,
-                              const std::vector<std::unique_ptr<LdcBuilder::Tile>>& tiles, BeginPixel&& beginPixel,
-                              Layer&& layer) {
-  const int res = frame.resolution();
-  std::uint32_t g = 0;
-  for (int ldi = 0; ldi < 3; ++ldi)
-    for (int j = 0; j < res; ++j)
-      for (int i = 0; i < res; ++i, ++g) {
-        beginPixel(g);
-        const int ti = i / tileSize;
-        const int tj = j / tileSize;
-        const LdcBuilder::Tile& tile = *tiles[static_cast<std::size_t>((ldi * tilesPerSide + tj) * tilesPerSide + ti)];
-        std::int32_t idx = tile.head[static_cast<std::size_t>((j - tj * tileSize) * tileSize + (i - ti * tileSize))];
-        while (idx >= 0) {
-          const BuildLayer& b = tile.layers[static_cast<std::size_t>(idx)];
-          layer(b);
-          idx = b.next;
-        }
-      }
-}
-}  // namespace
 
 LdcBuilder::Planes LdcBuilder::planes() const {
   Planes result;
   result.offsets.resize(static_cast<std::size_t>(m_frame.pixelCount()) + 1);
   forEachLayerInStoreOrder(
-      m_frame, m_tileSize, m_tilesPerSide, m_tiles,
-      [&](std::uint32_t g) { result.offsets[g] = static_cast<std::uint32_t>(result.planes.size()); },
-      [&](const BuildLayer& b) { result.planes.emplace_back(b.n, b.d); });
+      *m_layers, [&](std::uint32_t g) { result.offsets[g] = static_cast<std::uint32_t>(result.planes.size()); },
+      [&](std::size_t idx) {
+        const BuildLayer& b = m_layers->layers[idx];
+        result.planes.emplace_back(b.n, b.d);
+      });
   result.offsets.back() = static_cast<std::uint32_t>(result.planes.size());
   return result;
 }
 
 LayeredDepthCube LdcBuilder::finalize() const {
-  std::size_t layerCount = 0;
-  for (const auto& tile : m_tiles) layerCount += tile->layers.size();
+  const std::size_t layerCount = m_layers->layers.size();
   if (layerCount >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the LDC holds " + std::to_string(layerCount) +
                 " layers, more than 32-bit offsets address; lower the resolution or epsilon");
@@ -655,11 +638,12 @@ LayeredDepthCube LdcBuilder::finalize() const {
   layers.reserve(layerCount);
   // Every layer is kept: one a hemicube made has count ≥ 1, a seeded one that no hemicube reached has 0.
   forEachLayerInStoreOrder(
-      m_frame, m_tileSize, m_tilesPerSide, m_tiles,
-      [&](std::uint32_t g) { offsets[g] = static_cast<std::uint32_t>(layers.size()); },
-      [&](const BuildLayer& b) {
-        const glm::vec3 total(b.total);
-        layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, b.count});
+      *m_layers, [&](std::uint32_t g) { offsets[g] = static_cast<std::uint32_t>(layers.size()); },
+      [&](std::size_t idx) {
+        const BuildLayer& b = m_layers->layers[idx];
+        const LayerTotal& t = m_layers->totals[idx];
+        const glm::vec3 total(t.sum);
+        layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, t.count});
       });
   offsets.back() = static_cast<std::uint32_t>(layers.size());
   return LayeredDepthCube(m_params, m_stats.hemicubes, std::move(offsets), std::move(layers));
@@ -670,8 +654,7 @@ LayerSums LdcBuilder::layerSums() const {
   std::vector<glm::dvec3> sums;
   sums.reserve(store.layers().size());
   forEachLayerInStoreOrder(
-      m_frame, m_tileSize, m_tilesPerSide, m_tiles, [](std::uint32_t) {},
-      [&](const BuildLayer& b) { sums.push_back(b.total); });
+      *m_layers, [](std::uint32_t) {}, [&](std::size_t idx) { sums.push_back(m_layers->totals[idx].sum); });
   return LayerSums(std::move(store), std::move(sums));
 }
 
@@ -680,14 +663,10 @@ void LdcBuilder::deferOpenedLayers(std::uint32_t firstHemicube) {
   m_firstHemicube = std::uint64_t(firstHemicube) - m_stats.hemicubes;
 }
 
-std::vector<DeferredOpening> LdcBuilder::deferredOpenings() const {
-  std::vector<DeferredOpening> all;
-  for (const auto& tile : m_tiles) all.insert(all.end(), tile->deferred.begin(), tile->deferred.end());
-  return all;
-}
+std::vector<DeferredOpening> LdcBuilder::deferredOpenings() const { return m_layers->deferred; }
 
 LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpening> openings) {
-  auto order = [](const DeferredOpening& x) { return std::tie(x.pixel, x.hemicube, x.sample, x.record); };
+  auto order = [](const DeferredOpening& x) { return std::tie(x.pixel, x.hemicube, x.sample); };
   std::sort(openings.begin(), openings.end(),
             [&](const DeferredOpening& a, const DeferredOpening& b) { return order(a) < order(b); });
   const LayeredDepthCube& store = seeded.layers;
@@ -699,7 +678,8 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
   layers.reserve(store.layers().size());
   sums.reserve(store.layers().size());
   std::vector<BuildLayer> opened;  // of the current pixel, in the order they open
-  std::size_t next = 0;            // the first record not yet replayed
+  std::vector<LayerTotal> openedTotals;
+  std::size_t next = 0;  // the first record not yet replayed
   for (std::uint32_t g = 0; g + 1 < offsets.size(); ++g) {
     offsets[g] = static_cast<std::uint32_t>(layers.size());
     for (std::uint32_t k = store.offsets()[g]; k < store.offsets()[g + 1]; ++k) {
@@ -707,12 +687,13 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
       sums.push_back(seeded.sums[k]);
     }
     opened.clear();
+    openedTotals.clear();
     for (; next < openings.size() && openings[next].pixel == g; ++next) {
       const DeferredOpening& rec = openings[next];
       std::int32_t best = -1;
       float bestDistance = epsDistance;
       for (std::size_t l = 0; l < opened.size(); ++l) {
-        const float dist = planeDistance(opened[l], rec.position, rec.normal, minCos);
+        const float dist = planeDistance(opened[l].n, opened[l].d, rec.position, rec.normal, minCos);
         if (dist < bestDistance) {
           best = static_cast<std::int32_t>(l);
           bestDistance = dist;
@@ -721,14 +702,16 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
       if (best < 0) {
         best = static_cast<std::int32_t>(opened.size());
         opened.push_back(layerOnPlaneOf(rec.position, rec.normal, true));
+        openedTotals.emplace_back();
       }
-      opened[std::size_t(best)].add(rec.hemicube, rec.area, rec.areaValue);
+      addShare(opened[std::size_t(best)], openedTotals[std::size_t(best)], rec.hemicube, rec.area, rec.areaValue);
     }
-    for (BuildLayer& b : opened) {
-      b.flush();
-      const glm::vec3 total(b.total);
-      layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, b.count});
-      sums.push_back(b.total);
+    for (std::size_t l = 0; l < opened.size(); ++l) {
+      flushShares(opened[l], openedTotals[l]);
+      const glm::vec3 total(openedTotals[l].sum);
+      layers.push_back(
+          PackedLayer{octEncode(opened[l].n), opened[l].d, total.x, total.y, total.z, openedTotals[l].count});
+      sums.push_back(openedTotals[l].sum);
     }
   }
   IBRR_CHECK(next == openings.size(), "every deferred layer record names a pixel of the store");

@@ -9,18 +9,16 @@
 // gives a pixel is matched by that sample's own plane (p, n). It goes to the nearest seeded layer of the pixel
 // with |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n; failing one, a share of the sample's own pixel goes to the
 // nearest layer an earlier sample opened there (sample order: hemicube, then atlas texel) or opens one, and
-// spill into the pixels around is dropped. How:
-//   1. Each hemicube's samples are cut into fixed-size chunks (independent of the thread count and of the
-//      batching). In parallel, each chunk computes every sample's LDI, plane and splat and turns it into
-//      records: for a small splat each covered pixel's share is matched against the seeded layers (which no
-//      longer change) and folded into the chunk's earlier record of the same pixel and layer (so the thousands
-//      of samples a hemicube puts into one pixel near its VPL become one record); a share of its own pixel that
-//      matches none becomes a record of its own. A large splat gets one record per LDI tile (a square of
-//      pixels, see the constructor) it touches. Records are counting-sorted by tile, stably.
-//   2. In parallel over tiles, each tile walks the chunks in order, so it sees its records in global sample
-//      order, rasterises the large splats clipped to the tile, matches what phase 1 left unmatched, opens
-//      layers, and accumulates. A tile owns its pixels and their layers, so no two threads touch the same
-//      layer, and every sum is formed in sample order.
+// spill into the pixels around is dropped. How, once the geometry has seeded the layers:
+//   1. In parallel over hemicubes: each hemicube's samples in order are warped, their splats rasterised once,
+//      and every share matched against the pixel's seeded layers (which no longer change; their planes sit in
+//      one flat array in store order). A matched share adds to its layer's Σ a·E and Σ a in the thread's
+//      array of sums; at the end of the hemicube each layer it reached takes its mean. Own-pixel shares that
+//      matched no seeded layer are listed.
+//   2. Each layer adds the hemicubes' means in hemicube order (in parallel over ranges of layers).
+//   3. In sample order, the listed own-pixel shares open or join layers.
+// Every sum is formed in sample order, whatever thread forms it. Without seeds (and while seeding) a share's
+// layer depends on the shares before it, so every share goes through step 3's ordered matching.
 //
 // Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
 // gives the surface point it sees, and A_s = dω·r²/cos θ, the surface area it covers (footprintArea). Its
@@ -62,27 +60,24 @@ struct BuilderStats {
   std::uint64_t seedSamples = 0;     // geometry seeds handed to seedLayers (surface_seeds.hpp)
 };
 
-// A record in its own pixel that matched no seeded layer, kept aside by a builder that defers opened layers
-// (LdcBuilder::deferOpenedLayers): which layer it opens or joins depends on the records of earlier hemicubes in
-// that pixel, which a share of a distributed bake does not have. openDeferredLayers replays them all in the whole
-// bake's order, exactly as one builder would have taken them.
+// A sample's share of its own pixel that matched no seeded layer, kept aside by a builder that defers opened
+// layers (LdcBuilder::deferOpenedLayers): which layer it opens or joins depends on the shares of earlier
+// hemicubes in that pixel, which a share of a distributed bake does not have. openDeferredLayers replays them all
+// in the whole bake's order, exactly as one builder would have taken them.
 struct DeferredOpening {
   std::uint32_t pixel = 0;     // global LDI pixel
   std::uint32_t hemicube = 0;  // the hemicube's index in the whole bake
-  std::uint32_t sample = 0;    // the first sample of its chunk within the hemicube
-  std::uint32_t record = 0;    // its place among the records its chunk gave that pixel's tile
-  glm::vec3 position{0.0f};    // the record's plane: its first sample's point and normal
+  std::uint32_t sample = 0;    // the sample's index within the hemicube
+  glm::vec3 position{0.0f};    // the sample's plane: its point and normal
   glm::vec3 normal{0.0f};
-  glm::vec3 areaValue{0.0f};  // Σ a·E
-  float area = 0.0f;          // Σ a
+  glm::vec3 areaValue{0.0f};  // a·E
+  float area = 0.0f;          // a
 };
 
 class LdcBuilder {
 public:
   // params: resolved here (ε defaults filled in); throws ibrr::Error on bad parameters.
-  // tileSize: pixels per side of the squares phase 2 works on in parallel; 0 picks R/8 (at least 16).
-  // It changes the speed only: the store is the same for any tile size.
-  explicit LdcBuilder(const LdcParams& params, SplatKernel kernel = SplatKernel::Box, int tileSize = 0);
+  explicit LdcBuilder(const LdcParams& params, SplatKernel kernel = SplatKernel::Box);
   ~LdcBuilder();
   LdcBuilder(LdcBuilder&&) noexcept;
   LdcBuilder& operator=(LdcBuilder&&) noexcept;
@@ -95,10 +90,11 @@ public:
   // Throws ibrr::Error if a hemicube's arrays differ in length.
   void insert(std::span<const HemicubeSampleView> hemicubes);
   // Creates the layers these samples match, exactly as insert() would, but adds nothing to them and counts no
-  // hemicube: the geometry seeds of surface_seeds.hpp, given before the VPLs. A seeded layer that no hemicube
-  // reaches stays in the store with zero radiosity and a count of 0. After seeding, a hemicube sample's splat
-  // opens a layer only in the sample's own pixel (the surface is there): its spill into the pixels around
-  // matches the seeded layers or is dropped, so the layers follow the geometry and not the VPLs.
+  // hemicube; every seedLayers() call comes before the first insert() (an InternalError otherwise): the geometry seeds
+  // of surface_seeds.hpp, given before the VPLs. A seeded layer that no hemicube reaches stays in the store with zero
+  // radiosity and a count of 0. After seeding, a hemicube sample's splat opens a layer only in the sample's own pixel
+  // (the surface is there): its spill into the pixels around matches the seeded layers or is dropped, so the layers
+  // follow the geometry and not the VPLs.
   void seedLayers(const HemicubeSampleView& seeds);
 
   // From now on (after seeding), a record in its own pixel that matches no seeded layer is kept aside instead of
@@ -125,19 +121,18 @@ public:
   SplatKernel kernel() const { return m_kernel; }
   BuilderStats stats() const;
 
-  struct Tile;     // internal: one square of pixels of one LDI with its layers
-  struct Scratch;  // internal: per-call buffers, kept to avoid reallocating them for every hemicube
+  struct Layers;   // internal: every pixel's layers, and the index of the seeded ones
+  struct Scratch;  // internal: per-thread sums and per-call buffers, kept from call to call
 
 private:
-  std::size_t chunkRanges(std::span<const HemicubeSampleView> hemicubes);
+  void checkLengths(std::span<const HemicubeSampleView> hemicubes) const;
   void insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly);
+  void indexSeededLayers();
 
   LdcParams m_params;
   LdcFrame m_frame;
   SplatKernel m_kernel;
-  int m_tileSize = 0;      // pixels per tile side
-  int m_tilesPerSide = 0;  // tiles per LDI side
-  std::vector<std::unique_ptr<Tile>> m_tiles;
+  std::unique_ptr<Layers> m_layers;
   std::unique_ptr<Scratch> m_scratch;
   BuilderStats m_stats;
   bool m_seeded = false;  // seedLayers() was called: spill opens no layers
@@ -146,7 +141,7 @@ private:
 };
 
 // The layers of `seeded` (the shares' seeded layer sums, added) with the deferred records of every share
-// replayed in the whole bake's order (pixel by pixel: hemicube, chunk, record): each joins the nearest layer an
+// replayed in the whole bake's order (pixel by pixel: hemicube, sample): each joins the nearest layer an
 // earlier one opened in its pixel or opens one, and each layer adds the area-weighted mean of every hemicube, as
 // LdcBuilder does. The opened layers follow their pixel's seeded ones, in the order they were opened.
 LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpening> openings);

@@ -34,6 +34,10 @@
 
 #include <glm/glm.hpp>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -150,6 +154,7 @@ struct SplatRaster {
   // Box: the inverse of [e1 e2], so (α, β) = (m00·dx + m01·dy, m10·dx + m11·dy).
   // Gaussian: V⁻¹ = [[m00, m01], [m01, m11]] (m10 unused), m² = dᵀ V⁻¹ d.
   float m00 = 0.0f, m01 = 0.0f, m10 = 0.0f, m11 = 0.0f;
+  float invM00 = 0.0f, invM10 = 0.0f;           // box: 1/m00 and 1/m10 where |m| > 1e-30, else 0 (detail::boxRowSpan)
   std::int16_t i0 = 0, i1 = 0, j0 = 0, j1 = 0;  // inclusive pixel bounds, the own pixel included
   std::int16_t ownI = 0, ownJ = 0;              // the pixel containing p
   bool ownOnly = false;                         // degenerate footprint: just the own pixel
@@ -178,6 +183,8 @@ inline SplatRaster prepareSplat(const SplatFootprint& fp, SplatKernel kernel, in
     r.m01 = -fp.e2.x * invDet;
     r.m10 = -fp.e1.y * invDet;
     r.m11 = fp.e1.x * invDet;
+    r.invM00 = std::fabs(r.m00) > 1e-30f ? 1.0f / r.m00 : 0.0f;
+    r.invM10 = std::fabs(r.m10) > 1e-30f ? 1.0f / r.m10 : 0.0f;
     halfU = std::fabs(fp.e1.x) + std::fabs(fp.e2.x);
     halfV = std::fabs(fp.e1.y) + std::fabs(fp.e2.y);
   } else {
@@ -228,13 +235,14 @@ inline void splatPixel(const SplatRaster& r, SplatKernel kernel, int i, int j, f
 }
 
 // The end points [dxLo, dxHi] of the dx = pixel centre − centre.x where row dy crosses the box splat, by
-// clipping against the two slabs |α| ≤ 1 and |β| ≤ 1 (with the edge slack); dxLo > dxHi when it misses.
+// clipping against the two slabs |α| ≤ 1 and |β| ≤ 1 (with the edge slack); dxLo > dxHi when it misses. An
+// estimate to within rounding (it multiplies by the reciprocals prepareSplat keeps): the caller widens it.
 inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi) {
   dxLo = -1e30f;
   dxHi = 1e30f;
-  auto clipSlab = [&](float m, float c) {  // |m·dx + c| ≤ kEdgeSlack
-    if (std::fabs(m) > 1e-30f) {
-      const float x0 = (-kEdgeSlack - c) / m, x1 = (kEdgeSlack - c) / m;
+  auto clipSlab = [&](float invM, float c) {  // |m·dx + c| ≤ kEdgeSlack
+    if (invM != 0.0f) {
+      const float x0 = (-kEdgeSlack - c) * invM, x1 = (kEdgeSlack - c) * invM;
       dxLo = std::max(dxLo, std::min(x0, x1));
       dxHi = std::min(dxHi, std::max(x0, x1));
     } else if (std::fabs(c) > kEdgeSlack) {
@@ -242,8 +250,41 @@ inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi)
       dxHi = -1e30f;
     }
   };
-  clipSlab(r.m00, r.m01 * dy);
-  clipSlab(r.m10, r.m11 * dy);
+  clipSlab(r.invM00, r.m01 * dy);
+  clipSlab(r.invM10, r.m11 * dy);
+}
+
+// Narrows [lo, hi] of row dy to its first and last pixel that boxCovers accepts (lo > hi when none does).
+// With SSE2 four pixel centres are tested at once, in the same float operations as boxCovers, so the result
+// is the same.
+inline void coveredEnds(const SplatRaster& r, float dy, int& lo, int& hi) {
+#if defined(__SSE2__)
+  const __m128 m00 = _mm_set1_ps(r.m00), m10 = _mm_set1_ps(r.m10);
+  const __m128 alpha0 = _mm_set1_ps(r.m01 * dy), beta0 = _mm_set1_ps(r.m11 * dy);
+  const __m128 half = _mm_set1_ps(0.5f), centre = _mm_set1_ps(r.centre.x), slack = _mm_set1_ps(kEdgeSlack);
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  if (lo > hi) return;
+  int first = hi + 1, last = lo - 1;
+  for (int i = lo; i <= hi; i += 4) {
+    const __m128 index = _mm_cvtepi32_ps(_mm_setr_epi32(i, i + 1, i + 2, i + 3));
+    const __m128 dx = _mm_sub_ps(_mm_add_ps(index, half), centre);
+    const __m128 alpha = _mm_add_ps(_mm_mul_ps(m00, dx), alpha0);
+    const __m128 beta = _mm_add_ps(_mm_mul_ps(m10, dx), beta0);
+    const __m128 in =
+        _mm_and_ps(_mm_cmple_ps(_mm_and_ps(alpha, absMask), slack), _mm_cmple_ps(_mm_and_ps(beta, absMask), slack));
+    int mask = _mm_movemask_ps(in);
+    if (hi - i < 3) mask &= (1 << (hi - i + 1)) - 1;  // past the row's end
+    if (mask == 0) continue;
+    if (first > hi) first = i + __builtin_ctz(static_cast<unsigned>(mask));
+    last = i + 31 - __builtin_clz(static_cast<unsigned>(mask));
+  }
+  lo = first;
+  hi = last;
+#else
+  auto covered = [&](int i) { return boxCovers(r, static_cast<float>(i) + 0.5f - r.centre.x, dy); };
+  while (lo <= hi && !covered(lo)) ++lo;
+  while (hi >= lo && !covered(hi)) --hi;
+#endif
 }
 }  // namespace detail
 
@@ -252,9 +293,10 @@ inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi)
 // rasterSplat. The result is exactly the pixels detail::splatPixel accepts, found with a few tests per row:
 // along a row α = m00·dx + m01·dy is a monotonic function of the pixel index even in float arithmetic
 // (dx = i + ½ − centre.x, and rounded multiplication and addition by constants preserve order), and so is β, so
-// the pixels with |α| ≤ s and |β| ≤ s form one run. Its ends are found by testing inward from the analytic ends
-// (widened by a pixel against rounding); the pixels between them need no test. The own pixel, always covered,
-// extends the run or forms a run of its own.
+// the pixels with |α| ≤ s and |β| ≤ s form one run. Its ends are the first and last pixel that passes the exact
+// test within the analytic ends (widened by a pixel against rounding), four pixels a test with SSE2
+// (detail::coveredEnds); a narrow box is tested whole. The own pixel, always covered, extends the run or forms a
+// run of its own.
 template <class Run>
 void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run&& run) {
   const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
@@ -267,7 +309,6 @@ void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run
   const bool wide = ib - ia >= 4;  // a narrow box is searched pixel by pixel; a wide one from its analytic run
   for (int j = ja; j <= jb; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
-    auto covered = [&](int i) { return detail::boxCovers(r, static_cast<float>(i) + 0.5f - r.centre.x, dy); };
     int lo = ia, hi = ib;
     if (wide) {
       float dxLo, dxHi;
@@ -284,8 +325,7 @@ void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run
         }
       }
     }
-    while (lo <= hi && !covered(lo)) ++lo;
-    while (hi >= lo && !covered(hi)) --hi;
+    detail::coveredEnds(r, dy, lo, hi);
     const int own = static_cast<int>(r.ownI);
     if (j != r.ownJ || own < ia || own > ib || (own >= lo && own <= hi)) {
       if (lo <= hi) run(j, lo, hi);

@@ -102,7 +102,7 @@ TEST_CASE("the run-solving rasteriser covers exactly the pixels a test of the wh
           else if (i == r.ownI && j == r.ownJ)
             brute.emplace_back(i, j, 1.0f);
       if (fast != brute) ++mismatches;
-      // Clipped to a window, as the builder's phase 2 rasterises a splat into each tile it touches: the
+      // Clipped to a window (rasterSplat takes one, for callers that work on part of an LDI): the
       // brute-force pixels inside the window, in the same order.
       const int wi0 = static_cast<int>(uniform() * res), wj0 = static_cast<int>(uniform() * res);
       const int wi1 = std::min(res - 1, wi0 + static_cast<int>(uniform() * 12.0f));

@@ -4,6 +4,7 @@
 
 #include "ibrr/error.hpp"
 #include "ibrr/store_file.hpp"
+#include "ibrr/surface_seeds.hpp"
 
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
@@ -85,44 +86,52 @@ TEST_CASE("merge refuses stores with different layouts", "[store][merge]") {
   CHECK_NOTHROW(merge(a, a));
 }
 
-TEST_CASE("the store is byte-identical with 1 thread and with many, however hemicubes are batched, for any tile size",
-          "[store][determinism]") {
+TEST_CASE(
+    "the store is byte-identical with 1 thread and with many, however hemicubes are batched, with and without "
+    "seeds",
+    "[store][determinism]") {
   const AnalyticScene scene = roomWithCube();
   const auto lights = sixLights();
   const auto samples = renderAll(scene, lights, 128);
   const auto all = views(samples);
+  // The seeds of every quad but the last (one of the cube's faces), so that its samples open layers.
+  std::vector<SeedTriangle> triangles;
+  for (std::size_t q = 0; q + 1 < scene.quads().size(); ++q) addQuadTriangles(scene.quads()[q], triangles);
   // Allow 8 threads even on a 2-core machine: oversubscription gives the most varied interleavings.
   tbb::global_control allowEight(tbb::global_control::max_allowed_parallelism, 8);
-  for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian}) {
-    LdcParams params;
-    params.bounds = scene.bounds();
-    params.resolution = 96;
-    auto bakeWith = [&](int threads, bool oneByOne, int tileSize = 0) {
-      std::vector<std::byte> bytes;
-      tbb::task_arena arena(threads);
-      arena.execute([&] {
-        LdcBuilder builder(params, kernel, tileSize);
-        if (oneByOne)
-          for (const HemicubeSampleView& v : all) builder.insert(v);
-        else
-          builder.insert(all);
-        bytes = serializeStore(builder.finalize());
-      });
-      return bytes;
-    };
-    const auto one = bakeWith(1, false);
-    const auto many = bakeWith(8, false);
-    const auto two = bakeWith(2, true);
-    // The tile size changes only how phase 2 is cut up: 1 pixel (every record its own tile), 7 (tiles
-    // that do not divide R = 96), and the whole LDI in one tile.
-    const auto tiny = bakeWith(8, false, 1);
-    const auto odd = bakeWith(2, false, 7);
-    const auto whole = bakeWith(8, false, 96);
-    CHECK(one.size() > 100000);
-    CHECK(one == many);
-    CHECK(one == two);
-    CHECK(one == tiny);
-    CHECK(one == odd);
-    CHECK(one == whole);
-  }
+  for (SplatKernel kernel : {SplatKernel::Box, SplatKernel::Gaussian})
+    for (bool seeded : {false, true}) {
+      INFO((kernel == SplatKernel::Box ? "box" : "Gaussian") << (seeded ? ", seeded" : ", without seeds"));
+      LdcParams params;
+      params.bounds = scene.bounds();
+      params.resolution = 96;
+      std::size_t seedLayers = 0, opened = 0;
+      auto bakeWith = [&](int threads, bool oneByOne) {
+        std::vector<std::byte> bytes;
+        tbb::task_arena arena(threads);
+        arena.execute([&] {
+          LdcBuilder builder(params, kernel);
+          if (seeded) {
+            HemicubeSamples seeds;
+            appendSurfaceSeeds(builder.frame(), triangles, seeds);
+            builder.seedLayers(seeds.view());
+            seedLayers = builder.stats().layers;
+          }
+          if (oneByOne)
+            for (const HemicubeSampleView& v : all) builder.insert(v);
+          else
+            builder.insert(all);
+          opened = builder.stats().layers - seedLayers;
+          bytes = serializeStore(builder.finalize());
+        });
+        return bytes;
+      };
+      const auto one = bakeWith(1, false);
+      const auto many = bakeWith(8, false);
+      const auto two = bakeWith(2, true);
+      CHECK(one.size() > 100000);
+      if (seeded) CHECK(opened > 0);  // the ordered pass had layers to open
+      CHECK(one == many);
+      CHECK(one == two);
+    }
 }
