@@ -144,10 +144,10 @@ void runIbrrBake(const BakeRequest& request) {
 // ---------------------------------------------------------------------------------------------
 // In `ibrr compare`: the store baked with checkpoints at 1/8, 1/4 and 1/2 of the paths, every camera rendered.
 
-// The IBRR bake and display, with the clamp's bias compensated (the default) or not ("ibrr-clamped").
-compare::MethodResult compareIbrr(const compare::MethodContext& context, bool biasCompensation) {
+// The IBRR bake and display at the compare's settings, changed by `configure` for the rows other than "ibrr".
+compare::MethodResult compareIbrr(const compare::MethodContext& context, void (*configure)(bake::BakeOptions&)) {
   bake::BakeOptions bake = compareBakeOptions(context.options);
-  bake.biasCompensation = biasCompensation;
+  configure(bake);
   const display::RenderMethod& method = display::findRenderMethod("ibrr");
   compare::MethodResult result;
   bake::BakeCheckpoints checkpoints;
@@ -252,8 +252,19 @@ const Method kIbrrMethod = {
     {{"ibrr",
       "image-based radiosity representation: VPL hemicubes warped into a layered depth cube, the clamp's bias "
       "compensated per layer",
-      [](const compare::MethodContext& context) { return compareIbrr(context, true); }},
+      [](const compare::MethodContext& context) { return compareIbrr(context, [](bake::BakeOptions&) {}); }},
      {"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
-      [](const compare::MethodContext& context) { return compareIbrr(context, false); }}}};
+      [](const compare::MethodContext& context) {
+        return compareIbrr(context, [](bake::BakeOptions& bake) { bake.biasCompensation = false; });
+      }},
+     {"ibrr-rays",
+      "the same IBRR bake with the direct light from shadow rays per layer and the bounces warped at R/2 "
+      "(--direct rays --indirect-ldc R/2)",
+      [](const compare::MethodContext& context) {
+        return compareIbrr(context, [](bake::BakeOptions& bake) {
+          bake.direct = bake::DirectLight::Rays;
+          bake.indirectLdcResolution = bake.ldcResolution / 2;
+        });
+      }}}};
 
 }  // namespace ibrr::app
