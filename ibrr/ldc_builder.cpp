@@ -522,9 +522,10 @@ void insertAfterSeeds(const InsertionPass& pass, LdcBuilder::Scratch& scratch, B
   LdcBuilder::Layers& store = pass.store;
   const std::size_t seededLayers = store.seedPlanes.size();
   const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-  // Hemicubes in groups of two a thread, so that the means waiting for step 2 take a few hemicubes' worth of
-  // memory however large the batch.
-  const std::size_t groupSize = 2 * threads;
+  // Hemicubes in groups of eight a thread: enough that hemicubes of different sizes even out over the threads,
+  // few enough that the means waiting for step 2 take a few tens of hemicubes' worth of memory however large
+  // the batch.
+  const std::size_t groupSize = 8 * threads;
   std::vector<HemicubeResult>& results = scratch.results;
   results.resize(std::min(groupSize, pass.hemicubes.size()));
   // One range of layers a thread: each range reads every mean, so more ranges would only read them more often.

@@ -10,14 +10,15 @@
 // with |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n; failing one, a share of the sample's own pixel goes to the
 // nearest layer an earlier sample opened there (sample order: hemicube, then atlas texel) or opens one, and
 // spill into the pixels around is dropped. How, once the geometry has seeded the layers:
-//   1. In parallel over hemicubes: each hemicube's samples in order are warped, their splats rasterised once,
-//      and every share matched against the pixel's seeded layers (which no longer change; their planes sit in
-//      one flat array in store order). A matched share adds to its layer's Σ a·E and Σ a in the thread's
-//      array of sums; at the end of the hemicube each layer it reached takes its mean. Own-pixel shares that
-//      matched no seeded layer are listed.
+//   1. In parallel over hemicubes, one thread a hemicube: its samples are warped and sorted by the LDI tile
+//      they fall in (stably, so a tile's samples stay in sample order, and the tile's layers in the cache),
+//      their splats rasterised once, and every share matched against the pixel's seeded layers (which no
+//      longer change; their planes sit in one flat array in store order). A matched share adds to its layer's
+//      Σ a·E and Σ a in the thread's array of sums; at the end of the hemicube each layer it reached takes its
+//      mean. Own-pixel shares that matched no seeded layer are listed.
 //   2. Each layer adds the hemicubes' means in hemicube order (in parallel over ranges of layers).
 //   3. In sample order, the listed own-pixel shares open or join layers.
-// Every sum is formed in sample order, whatever thread forms it. Without seeds (and while seeding) a share's
+// Every sum is formed in one fixed order (tile, then sample), whatever thread forms it. Without seeds (and while seeding) a share's
 // layer depends on the shares before it, so every share goes through step 3's ordered matching.
 //
 // Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
