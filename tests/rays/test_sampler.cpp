@@ -27,6 +27,32 @@ TEST_CASE("each dimension pair of 2^m samples is a (0,m,2)-net", "[rays][sampler
   }
 }
 
+TEST_CASE("sobolPair gives its definition: Owen-scrambled Sobol dimensions 0 and 1 of the scrambled index",
+          "[rays][sampler]") {
+  // The definition, spelled out with the loop over direction numbers (v_0 = 2^31, v_i = v_{i-1} ^ v_{i-1} >> 1)
+  // that sobolDimension1's tables replace.
+  auto dimension1 = [](std::uint32_t index) {
+    std::uint32_t result = 0;
+    for (std::uint32_t v = 1U << 31; index != 0; index >>= 1, v ^= v >> 1)
+      if (index & 1U) result ^= v;
+    return result;
+  };
+  auto definition = [&](std::uint32_t index, std::uint32_t stream, std::uint32_t pair) {
+    const std::uint32_t pairSeed = hashCombine(stream, pair);
+    const std::uint32_t shuffled = owenScramble(index, hashCombine(pairSeed, 0x5bd1e995U));
+    const std::uint32_t x = owenScramble(reverseBits(shuffled), hashCombine(pairSeed, 1U));
+    const std::uint32_t y = owenScramble(dimension1(shuffled), hashCombine(pairSeed, 2U));
+    return glm::vec2(toUnitFloat(x), toUnitFloat(y));
+  };
+  int mismatches = 0;
+  for (std::uint32_t i = 0; i < 200000; ++i) {
+    const std::uint32_t index = i < 100000 ? i : hashU32(i);  // small indices, and every bit
+    if (sobolPair(index, hashU32(i ^ 77), i % 13) != definition(index, hashU32(i ^ 77), i % 13)) ++mismatches;
+    if (sobolDimension1(index) != dimension1(index)) ++mismatches;
+  }
+  CHECK(mismatches == 0);
+}
+
 TEST_CASE("samples depend on seed, stream and pair only", "[rays][sampler]") {
   CHECK(sobolPair(5, 1, 2) == sobolPair(5, 1, 2));
   CHECK(sobolPair(5, 1, 2) != sobolPair(5, 2, 2));
