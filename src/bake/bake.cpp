@@ -488,7 +488,8 @@ LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
 }  // namespace
 
 std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& options) {
-  constexpr double kBytesPerLayer = 200.0;           // builder tiles, seeds, store, GPU warp buffers
+  constexpr double kBytesPerLayer = 200.0;           // builder layers and totals, seeds, store, GPU warp buffers
+  constexpr double kBytesPerLayerAndThread = 20.0;   // the CPU warp's sums of one hemicube, one array a thread
   constexpr double kBytesPerPixel = 16.0;            // offset arrays of the builder, the store and the warp
   constexpr double kFixedBytes = 256.0 * (1 << 20);  // GL, hemicube atlas, VPLs
   const LdcFrame frame(resolveParams(storeParams(scene, options)));
@@ -505,7 +506,9 @@ std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& op
       layers += 0.5 * double(std::max({doubleAreaNormal.x, doubleAreaNormal.y, doubleAreaNormal.z})) / pixelArea;
     }
   }
-  return std::uint64_t(kFixedBytes + kBytesPerLayer * layers + kBytesPerPixel * double(frame.pixelCount()));
+  const double threads = double(tbb::this_task_arena::max_concurrency());
+  return std::uint64_t(kFixedBytes + (kBytesPerLayer + kBytesPerLayerAndThread * threads) * layers +
+                       kBytesPerPixel * double(frame.pixelCount()));
 }
 
 void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
