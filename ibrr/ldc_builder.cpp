@@ -257,7 +257,7 @@ struct InsertionPass {
     const SplatRaster raster = prepareSplat(fp, kernel, res);
     if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
       std::size_t runs = 0, pixels = 0;
-      rasterBoxRuns(raster, 0, res - 1, 0, res - 1, [&](int j, int iFirst, int iLast) {
+      rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
         IBRR_CHECK(runs < buffer.runs.size(), "a box splat has at most two runs of pixels a row");
         buffer.runs[runs++] = glm::ivec3(j, iFirst, iLast);
         pixels += static_cast<std::size_t>(iLast - iFirst + 1);
@@ -269,7 +269,7 @@ struct InsertionPass {
     }
     buffer.weighted.clear();
     float weightSum = 0.0f;
-    rasterSplat(raster, kernel, 0, res - 1, 0, res - 1, [&](int i, int j, float w) {
+    rasterSplat(raster, kernel, [&](int i, int j, float w) {
       buffer.weighted.emplace_back(static_cast<float>(i), static_cast<float>(j), w);
       weightSum += w;
     });

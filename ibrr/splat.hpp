@@ -41,7 +41,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <utility>
 
 namespace ibrr {
 
@@ -288,26 +287,23 @@ inline void coveredEnds(const SplatRaster& r, float dy, int& lo, int& hi) {
 }
 }  // namespace detail
 
-// Box kernel: calls run(j, iFirst, iLast) for the covered pixels of each row inside [iLo, iHi] × [jLo, jHi]
-// (every one of weight 1), rows in order and runs left to right, so the pixels come in the row-major order of
-// rasterSplat. The result is exactly the pixels detail::splatPixel accepts, found with a few tests per row:
-// along a row α = m00·dx + m01·dy is a monotonic function of the pixel index even in float arithmetic
-// (dx = i + ½ − centre.x, and rounded multiplication and addition by constants preserve order), and so is β, so
-// the pixels with |α| ≤ s and |β| ≤ s form one run. Its ends are the first and last pixel that passes the exact
-// test within the analytic ends (widened by a pixel against rounding), four pixels a test with SSE2
-// (detail::coveredEnds); a narrow box is tested whole. The own pixel, always covered, extends the run or forms a
-// run of its own.
+// Box kernel: calls run(j, iFirst, iLast) for the covered pixels of each row (every one of weight 1), rows in order and
+// runs left to right, so the pixels come in the row-major order of rasterSplat. The result is exactly the pixels
+// detail::splatPixel accepts, found with a few tests per row: along a row α = m00·dx + m01·dy is a monotonic function
+// of the pixel index even in float arithmetic (dx = i + ½ − centre.x, and rounded multiplication and addition by
+// constants preserve order), and so is β, so the pixels with |α| ≤ s and |β| ≤ s form one run. Its ends are the first
+// and last pixel that passes the exact test within the analytic ends (widened by a pixel against rounding), four pixels
+// a test with SSE2 (detail::coveredEnds); a narrow box is tested whole. The own pixel, always covered, extends the run
+// or forms a run of its own.
 template <class Run>
-void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run&& run) {
-  const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
-  const int ja = std::max<int>(r.j0, jLo), jb = std::min<int>(r.j1, jHi);
+void rasterBoxRuns(const SplatRaster& r, Run&& run) {
+  const int ia = r.i0, ib = r.i1;  // the box holds the own pixel (prepareSplat)
   if (r.ownOnly) {
-    if (r.ownI >= ia && r.ownI <= ib && r.ownJ >= ja && r.ownJ <= jb)
-      run(static_cast<int>(r.ownJ), static_cast<int>(r.ownI), static_cast<int>(r.ownI));
+    run(static_cast<int>(r.ownJ), static_cast<int>(r.ownI), static_cast<int>(r.ownI));
     return;
   }
   const bool wide = ib - ia >= 4;  // a narrow box is searched pixel by pixel; a wide one from its analytic run
-  for (int j = ja; j <= jb; ++j) {
+  for (int j = r.j0; j <= r.j1; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
     int lo = ia, hi = ib;
     if (wide) {
@@ -327,7 +323,7 @@ void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run
     }
     detail::coveredEnds(r, dy, lo, hi);
     const int own = static_cast<int>(r.ownI);
-    if (j != r.ownJ || own < ia || own > ib || (own >= lo && own <= hi)) {
+    if (j != r.ownJ || (own >= lo && own <= hi)) {
       if (lo <= hi) run(j, lo, hi);
     } else if (lo > hi || own == lo - 1 || own == hi + 1) {
       run(j, lo > hi ? own : std::min(own, lo), lo > hi ? own : std::max(own, hi));
@@ -341,25 +337,23 @@ void rasterBoxRuns(const SplatRaster& r, int iLo, int iHi, int jLo, int jHi, Run
   }
 }
 
-// Calls f(i, j, weight) for every covered pixel inside [iLo, iHi] × [jLo, jHi], weight > 0, row-major (j, then i).
+// Calls f(i, j, weight) for every covered pixel, weight > 0, row-major (j, then i).
 template <class F>
-void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int jLo, int jHi, F&& f) {
+void rasterSplat(const SplatRaster& r, SplatKernel kernel, F&& f) {
   if (kernel == SplatKernel::Box) {
-    rasterBoxRuns(r, iLo, iHi, jLo, jHi, [&](int j, int iFirst, int iLast) {
+    rasterBoxRuns(r, [&](int j, int iFirst, int iLast) {
       for (int i = iFirst; i <= iLast; ++i) f(i, j, 1.0f);
     });
     return;
   }
-  const int ia = std::max<int>(r.i0, iLo), ib = std::min<int>(r.i1, iHi);
-  const int ja = std::max<int>(r.j0, jLo), jb = std::min<int>(r.j1, jHi);
+  const int ia = r.i0, ib = r.i1;  // the box holds the own pixel (prepareSplat)
   if (r.ownOnly) {
-    if (r.ownI >= ia && r.ownI <= ib && r.ownJ >= ja && r.ownJ <= jb)
-      f(static_cast<int>(r.ownI), static_cast<int>(r.ownJ), 1.0f);
+    f(static_cast<int>(r.ownI), static_cast<int>(r.ownJ), 1.0f);
     return;
   }
   constexpr float kCutoff2 = kGaussianCutoff * kGaussianCutoff;
   const bool wide = ib - ia >= 4;  // narrow boxes are cheaper to test pixel by pixel than to solve for runs
-  for (int j = ja; j <= jb; ++j) {
+  for (int j = r.j0; j <= r.j1; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
     if (!wide) {
       for (int i = ia; i <= ib; ++i) detail::splatPixel(r, kernel, i, j, dy, f);
@@ -381,18 +375,12 @@ void rasterSplat(const SplatRaster& r, SplatKernel kernel, int iLo, int iHi, int
       runA = std::max(ia, detail::floorToInt(lo));
       runB = std::min(ib, detail::ceilToInt(hi));
     }
-    if (j == r.ownJ && r.ownI >= ia && r.ownI <= ib) {  // the own pixel is always in
+    if (j == r.ownJ) {  // the own pixel is always in
       runA = std::min(runA, static_cast<int>(r.ownI));
       runB = std::max(runB, static_cast<int>(r.ownI));
     }
     for (int i = runA; i <= runB; ++i) detail::splatPixel(r, kernel, i, j, dy, f);
   }
-}
-
-// Calls f(i, j, weight) for every pixel the splat covers, weight > 0, in row-major order (j, then i).
-template <class F>
-void forEachSplatPixel(const SplatFootprint& fp, SplatKernel kernel, int resolution, F&& f) {
-  rasterSplat(prepareSplat(fp, kernel, resolution), kernel, 0, resolution - 1, 0, resolution - 1, std::forward<F>(f));
 }
 
 }  // namespace ibrr
