@@ -428,7 +428,8 @@ struct InsertionPass {
   }
 
   // The ordered pass after the parallel one: the own-pixel shares no seeded layer took, in sample order;
-  // results[k] is the call's hemicube groupStart + k.
+  // results[k] is the call's hemicube groupStart + k. placeShare tries the seeded layers again (and fails): a
+  // few extra plane tests for the rare shares that get here, so that one function holds the whole rule.
   void placeMisses(std::span<const HemicubeResult> results, std::uint32_t groupStart) const {
     for (std::uint32_t k = 0; k < results.size(); ++k)
       for (const OwnPixelMiss& m : results[k].misses)
