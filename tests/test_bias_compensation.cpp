@@ -190,6 +190,23 @@ TEST_CASE("a compensated store records it, and is refused by merge and scaling",
   CHECK_THROWS_WITH(bake::validateBakeOptions(options), Catch::Contains("--bias-rays"));
 }
 
+TEST_CASE("the compensation runs only where a VPL was clamped", "[ibrr][bias]") {
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions options;  // compensation on, automatic clamp
+  options.direct = bake::DirectLight::Vpl;
+  options.maxBounces = 0;
+  CHECK(bake::compensatesClamp(scene, options));  // the lights' own VPLs are clamped
+  options.direct = bake::DirectLight::Rays;
+  CHECK_FALSE(bake::compensatesClamp(scene, options));  // the direct light by rays is not: nothing to add
+  options.maxBounces = 1;
+  CHECK(bake::compensatesClamp(scene, options));  // the VPLs after a bounce are
+  options.geometryClamp = 0.0f;
+  CHECK_FALSE(bake::compensatesClamp(scene, options));
+  options.geometryClamp = -1.0f;
+  options.biasCompensation = false;
+  CHECK_FALSE(bake::compensatesClamp(scene, options));
+}
+
 TEST_CASE("furnace at the default clamp: the compensation adds back what the clamp removed", "[ibrr][gpu][bias]") {
   test::glContext();
   // Every surface of the closed box emits L_e = 1 and reflects a = 0.5: the radiance is 2 everywhere. The clamp

@@ -84,7 +84,9 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
         static_cast<unsigned long long>(s.biasLayersWithoutSurface));
   else
     std::printf("bias compensation off (%s)\n",
-                settings.biasCompensation ? "no clamp: --clamp 0" : "--bias-compensation off");
+                !settings.biasCompensation ? "--bias-compensation off"
+                : settings.geometryClamp == 0.0f ? "no clamp: --clamp 0"
+                                                 : "no clamped VPL: the direct light by rays and --max-bounces 0");
 }
 
 // Under mpirun: every rank bakes its share of the light paths, rank 0 writes the store (distributed_bake.hpp).
@@ -162,7 +164,7 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, void (*
                                          : bounces;
     seconds += stats.directSeconds;
     std::optional<LayeredDepthCube> compensated;
-    if (bake.biasCompensation && bake::geometryClampFor(context.scene, bake) > 0.0f) {
+    if (bake::compensatesClamp(context.scene, bake)) {
       compensated = bake::compensateBias(context.scene, partial, bake, {}, stats);
       seconds += stats.biasSeconds;
     }

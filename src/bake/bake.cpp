@@ -164,6 +164,11 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options, co
   return 1.0f / (glm::pi<float>() * distance * distance);
 }
 
+bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options) {
+  const bool clampedVpls = options.direct == DirectLight::Vpl || options.maxBounces > 0;
+  return options.biasCompensation && clampedVpls && geometryClampFor(scene, options) > 0.0f;
+}
+
 int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options) {
   return vpl.bounce == 0 ? options.hemicubeResolution : options.indirectHemicubeResolution;
 }
@@ -670,8 +675,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
   if (options.direct == DirectLight::Rays) store = addDirectLight(scene, store, options, progress, stats);
-  if (options.biasCompensation && geometryClampFor(scene, options) > 0.0f)
-    store = compensateBias(scene, store, options, progress, stats);
+  if (compensatesClamp(scene, options)) store = compensateBias(scene, store, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;

@@ -148,6 +148,10 @@ void validateBakeOptions(const BakeOptions& options);
 float geometryClampFor(const scene::Scene& scene, const BakeOptions& options,
                        const AutoClampDistances& distances = kStoreClampDistances);
 
+// True when the bake runs the bias compensation: it is on, the clamp is positive, and some VPL is clamped (the
+// lights' own with --direct vpl; with --direct rays only VPLs after a bounce, none at --max-bounces 0).
+bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options);
+
 // The VPLs of the bake's light paths (options: paths, seed, maxBounces). Throws ibrr::Error for a
 // scene without lights. Keller's instant radiosity uses the same ones, for a pixel-exact comparison.
 rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& options);

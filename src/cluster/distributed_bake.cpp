@@ -238,7 +238,7 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   if (options.direct == bake::DirectLight::Rays && cluster.isRoot())
     store = bake::addDirectLight(scene, store, options, progress, stats);
 
-  if (options.biasCompensation && bake::geometryClampFor(scene, options) > 0.0f) {
+  if (bake::compensatesClamp(scene, options)) {
     cluster.agree();
     const Stopwatch broadcastTime;
     std::vector<std::byte> bytes = cluster.isRoot() ? storeBytes(store, nullptr) : std::vector<std::byte>();
