@@ -31,7 +31,7 @@ float storeIrradiance(const LayeredDepthCube& store, float x, float y) {
 // 41-unit scene makes 8 cm pixels, fine enough that the store's area means stay within 1% of the analytic
 // peak (at R = 128 the unclamped store itself is 10% under it at the centre).
 bake::BakeOptions directLightBake() {
-  bake::BakeOptions options;
+  bake::BakeOptions options = bake::paperConfiguration();
   options.paths = 2048;
   options.maxBounces = 1;
   options.ldcResolution = 512;
@@ -40,9 +40,10 @@ bake::BakeOptions directLightBake() {
   return options;
 }
 
-// A small bake: `paths` light paths, LDC R, hemicubes H on the lights and H/2 after a bounce.
+// A small bake in the paper's configuration (the lights' VPLs are clamped and compensated too): `paths` light
+// paths, LDC R, hemicubes H on the lights and H/2 after a bounce.
 bake::BakeOptions smallBake(std::uint32_t paths, int ldcResolution, int hemicubeResolution) {
-  bake::BakeOptions options;
+  bake::BakeOptions options = bake::paperConfiguration();
   options.paths = paths;
   options.ldcResolution = ldcResolution;
   options.hemicubeResolution = hemicubeResolution;

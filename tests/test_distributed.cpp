@@ -25,7 +25,7 @@ struct SplitCase {
 // Small bakes of both scenes: the conference room's chairs and thin tables make hemicubes open layers the seeds
 // lack (back faces), which a share defers.
 std::vector<SplitCase> splitCases() {
-  bake::BakeOptions cornell;
+  bake::BakeOptions cornell = bake::paperConfiguration();
   cornell.paths = 48;
   cornell.ldcResolution = 64;
   cornell.hemicubeResolution = 32;

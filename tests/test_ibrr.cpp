@@ -27,7 +27,7 @@ namespace {
 // Small settings so that a bake takes a second or two on llvmpipe. Without bias compensation: these tests are
 // about the warp and the store's structure (test_bias_compensation.cpp tests the compensation).
 bake::BakeOptions quickBake(std::uint32_t paths = 64) {
-  bake::BakeOptions options;
+  bake::BakeOptions options = bake::paperConfiguration();
   options.biasCompensation = false;
   options.paths = paths;
   options.ldcResolution = 128;
@@ -148,7 +148,7 @@ TEST_CASE("no dark line where two surfaces meet: a VPL's light reaches every LDI
   scene.pointLights.push_back(light);
   scene.finalize();
   for (bake::WarpDevice warp : {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}) {
-    bake::BakeOptions options;
+    bake::BakeOptions options = bake::paperConfiguration();
     options.paths = 1;
     options.maxBounces = 0;  // the light's own VPL only
     options.geometryClamp = 0.0f;
@@ -256,7 +256,7 @@ TEST_CASE("the baked store is identical with one thread and with all, and reload
 TEST_CASE("Cornell box at the default settings: holes stay under 0.1% of covered pixels", "[ibrr][gpu]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
-  bake::BakeOptions options;  // default R, H, h and splat
+  bake::BakeOptions options = bake::paperConfiguration();  // default R, H, h and splat
   options.paths = 32;         // coverage needs few paths: the direct hemicubes see everything lit
   const bake::BakeResult baked = bake::bakeStore(scene, options);
   const display::GBuffer gbuffer = renderGBuffer(scene, scene.camera(""), 256);
@@ -343,7 +343,7 @@ namespace {
 // several layers within ε of one another in a pixel, where the warps' matching rule decides which layer a sample's
 // share goes to.
 bake::BakeOptions conferenceTestBake() {
-  bake::BakeOptions options;
+  bake::BakeOptions options = bake::paperConfiguration();
   options.biasCompensation = false;
   options.paths = 32;
   options.ldcResolution = 48;

@@ -218,7 +218,7 @@ void addMatrixFlags(CLI::App* command, BakeCommandOptions& options) {
   command
       ->add_option("--direct", options.direct,
                    "ibrr: vpl (the paper's: the VPLs on the lights render hemicubes) or rays (shadow rays to the lights "
-                   "from every store layer, unclamped; hemicubes only after a bounce); auto = vpl. matrix: the emission "
+                   "from every store layer, unclamped; hemicubes only after a bounce); auto = rays. matrix: the emission "
                    "vector: rays (direct light by shadow rays to the lights, which can then move), matrix (emitters are "
                    "patches; lights fixed) or auto (rays unless every surface emits)")
       ->capture_default_str();
@@ -273,7 +273,7 @@ void addBakeCommand(CLI::App& app) {
   command
       ->add_option("--indirect-ldc", b.indirectLdcResolution,
                    "R2: the VPLs after a bounce are warped into a coarser cube of R2 pixels per side, whose light every "
-                   "layer of the store then adds (bilinear, the same plane); 0 or R: one level")
+                   "layer of the store then adds (bilinear, the same plane); 0 or R: one level; negative: R/2")
       ->capture_default_str();
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
   command

@@ -29,10 +29,10 @@ bake::BakeOptions ibrrBakeSettings(const BakeCommandOptions& options) {
   const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(options.warp);
   if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
   settings.warp = *warp;
-  // --direct is shared with --method matrix, whose default is auto: here auto is the paper's VPLs.
+  // --direct is shared with --method matrix, whose default is auto: here auto is BakeOptions' default (rays).
   if (options.direct != "auto") {
     const std::optional<bake::DirectLight> direct = bake::parseDirectLight(options.direct);
-    if (!direct) throw Error("--direct '" + options.direct + "' for --method ibrr: choose vpl, rays or auto (vpl)");
+    if (!direct) throw Error("--direct '" + options.direct + "' for --method ibrr: choose vpl, rays or auto (rays)");
     settings.direct = *direct;
   }
   bake::validateBakeOptions(settings);
@@ -252,21 +252,18 @@ const Method kIbrrMethod = {
     true,
     runIbrrBake,
     {{"ibrr",
-      "image-based radiosity representation: VPL hemicubes warped into a layered depth cube, the clamp's bias "
-      "compensated per layer",
+      "image-based radiosity representation: the direct light by shadow rays per layer, the bounces' VPL hemicubes "
+      "warped into a layered depth cube at R/2, the clamp's bias compensated per layer",
       [](const compare::MethodContext& context) { return compareIbrr(context, [](bake::BakeOptions&) {}); }},
      {"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
       [](const compare::MethodContext& context) {
         return compareIbrr(context, [](bake::BakeOptions& bake) { bake.biasCompensation = false; });
       }},
-     {"ibrr-rays",
-      "the same IBRR bake with the direct light from shadow rays per layer and the bounces warped at R/2 "
-      "(--direct rays --indirect-ldc R/2)",
+     {"ibrr-paper",
+      "the paper's configuration: the VPLs on the lights render hemicubes too, all warped into the one store at R "
+      "(--direct vpl --indirect-ldc 0)",
       [](const compare::MethodContext& context) {
-        return compareIbrr(context, [](bake::BakeOptions& bake) {
-          bake.direct = bake::DirectLight::Rays;
-          bake.indirectLdcResolution = bake.ldcResolution / 2;
-        });
+        return compareIbrr(context, [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
       }}}};
 
 }  // namespace ibrr::app

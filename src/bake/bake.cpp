@@ -164,6 +164,12 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options, co
   return 1.0f / (glm::pi<float>() * distance * distance);
 }
 
+BakeOptions paperConfiguration(BakeOptions options) {
+  options.direct = DirectLight::Vpl;
+  options.indirectLdcResolution = 0;
+  return options;
+}
+
 bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options) {
   const bool clampedVpls = options.direct == DirectLight::Vpl || options.maxBounces > 0;
   return options.biasCompensation && clampedVpls && geometryClampFor(scene, options) > 0.0f;
@@ -203,7 +209,7 @@ void validateBakeOptions(const BakeOptions& options) {
   if (options.biasPasses == 0 || options.biasPasses > kMaxBiasCompensationPasses)
     throw Error("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
                 std::to_string(kMaxBiasCompensationPasses) + "]");
-  if (options.indirectLdcResolution != 0 &&
+  if (options.indirectLdcResolution > 0 &&
       (options.indirectLdcResolution < kMinResolution || options.indirectLdcResolution > options.ldcResolution))
     throw Error("--indirect-ldc " + std::to_string(options.indirectLdcResolution) + ": must be in [" +
                 std::to_string(kMinResolution) + ", --ldc " + std::to_string(options.ldcResolution) + "]");
@@ -594,6 +600,8 @@ InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& o
 }
 
 int indirectLevelResolution(const BakeOptions& options) {
+  if (options.indirectLdcResolution < 0)
+    return options.ldcResolution / 2 >= kMinResolution ? options.ldcResolution / 2 : options.ldcResolution;
   return options.indirectLdcResolution == 0 ? options.ldcResolution : options.indirectLdcResolution;
 }
 

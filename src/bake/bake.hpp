@@ -55,8 +55,9 @@ struct BakeOptions {
   std::uint32_t maxBounces = 8;         // reflections after which a path stops (Cornell: 8 lose ≈ 0.2%)
   int ldcResolution = 256;              // R, pixels per LDI side
   // R2 of a second, coarser cube the VPLs after a bounce are warped into (their light is smooth); every layer
-  // of the store then adds that level's light (ibrr::withIndirectLevel). 0 or R: one level.
-  int indirectLdcResolution = 0;
+  // of the store then adds that level's light (ibrr::withIndirectLevel). 0 or R: one level; negative (the
+  // default): R/2, or one level where R/2 < kMinResolution.
+  int indirectLdcResolution = -1;
   int hemicubeResolution = 128;         // H, for VPLs on the lights (sharp direct shadows), even
   int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even
   SplatKernel splat = SplatKernel::Box;
@@ -89,7 +90,7 @@ struct BakeOptions {
   bool isShare() const { return firstPath != 0 || shareEnd() != paths; }
   std::uint32_t biasRays = 32;    // jittered points per layer, each one cosine ray and one light sample
   std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: from the pass-(k−1) store
-  DirectLight direct = DirectLight::Vpl;
+  DirectLight direct = DirectLight::Rays;
   std::uint32_t directPoints = 16;  // --direct rays: jittered points per layer
   std::uint32_t directSamples = 4;  // --direct rays: shadow rays per point and emissive triangle
 };
@@ -151,6 +152,10 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options,
 // True when the bake runs the bias compensation: it is on, the clamp is positive, and some VPL is clamped (the
 // lights' own with --direct vpl; with --direct rays only VPLs after a bounce, none at --max-bounces 0).
 bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options);
+
+// The paper's configuration (Lehtinen et al.): the VPLs on the lights render hemicubes too, and every VPL is
+// warped into the one store at R (`--direct vpl --indirect-ldc 0`); everything else as `options`.
+BakeOptions paperConfiguration(BakeOptions options = {});
 
 // The VPLs of the bake's light paths (options: paths, seed, maxBounces). Throws ibrr::Error for a
 // scene without lights. Keller's instant radiosity uses the same ones, for a pixel-exact comparison.

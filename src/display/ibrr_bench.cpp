@@ -43,26 +43,23 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOpti
 // CPU warp, so it is measured on fewer paths there (kSoftwareGpuWarpPaths) to keep the run short.
 constexpr std::uint32_t kSoftwareGpuWarpPaths = 64;
 
-// The bake's two configurations: the paper's (the VPLs on the lights render hemicubes, one level; the default)
-// and the direct light by rays with the bounces at R/2, measured by the CPU warp only.
+// The bake's two configurations: the default (the direct light by rays, the bounces at R/2), measured by the CPU
+// warp only, and the paper's (the VPLs on the lights render hemicubes, one level) with both warps.
 struct BakeConfiguration {
   const char* name;
-  bake::DirectLight direct;
-  bool halfResolutionBounces;
+  bake::BakeOptions (*configure)(bake::BakeOptions);
   std::vector<bake::WarpDevice> warps;
 };
 const BakeConfiguration kBakeConfigurations[] = {
-    {"paper", bake::DirectLight::Vpl, false, {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}},
-    {"rays+R/2", bake::DirectLight::Rays, true, {bake::WarpDevice::Cpu}},
+    {"default", [](bake::BakeOptions options) { return options; }, {bake::WarpDevice::Cpu}},
+    {"paper", bake::paperConfiguration, {bake::WarpDevice::Cpu, bake::WarpDevice::Gpu}},
 };
 
 void benchBake(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
                bool softwareRenderer, std::ostream& out) {
   for (const BakeConfiguration& configuration : kBakeConfigurations)
     for (bake::WarpDevice warp : configuration.warps) {
-      bake::BakeOptions withWarp = options;
-      withWarp.direct = configuration.direct;
-      if (configuration.halfResolutionBounces) withWarp.indirectLdcResolution = options.ldcResolution / 2;
+      bake::BakeOptions withWarp = configuration.configure(options);
       withWarp.warp = warp;
       if (warp == bake::WarpDevice::Gpu && softwareRenderer)
         withWarp.paths = std::min(withWarp.paths, kSoftwareGpuWarpPaths);
