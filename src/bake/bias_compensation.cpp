@@ -14,6 +14,7 @@
 #include <tbb/combinable.h>
 #include <tbb/parallel_for.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -176,6 +177,9 @@ glm::vec3 layerEstimate(const Estimator& estimator, const LayeredDepthCube& stor
   return found > 0 ? sum / float(found) : glm::vec3(0.0f);
 }
 
+// The points per layer of the passes after the first, which estimate a smaller increment.
+std::uint32_t laterPassRays(std::uint32_t firstPassRays) { return std::max(1u, firstPassRays / 4); }
+
 // The end of the pixels this process compensates.
 std::uint32_t endPixelOf(const LayeredDepthCube& store, const BiasCompensationOptions& options) {
   return options.endPixel == 0 ? store.frame().pixelCount() : options.endPixel;
@@ -191,7 +195,7 @@ std::vector<glm::vec3> compensationPass(const Estimator& estimator, const Layere
         return layerEstimate(estimator, store, pixel, layer, options, rays, found);
       },
       advance);
-  stats.rays += missing.rays;
+  stats.rays = missing.rays;
   stats.layersWithoutSurface = missing.layersWithoutSurface;
   return std::move(missing.values);
 }
@@ -294,17 +298,29 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     if (progress) progress({kCompensationPhase, now, total, "layers", {}});
   };
   const float maxRange = 1.0f / std::sqrt(glm::pi<float>() * geometryClamp);
-  LayeredDepthCube current = store;
+  // Pass 1 estimates H_miss from the clamped store, emitted light included; pass k the increment that the
+  // increment of pass k − 1 causes, ΔH_k = K ΔH_(k−1) (K: the clamped-away near-field transport), with no emitted
+  // part and a quarter of the points (it is smaller: ρ < 1 each time). The sum is the recursion of the header.
+  std::vector<glm::vec3> missing(store.layers().size(), glm::vec3(0.0f));  // Σ ΔH_k
+  LayeredDepthCube readFrom = store;  // H(y) of this pass: the store, then each pass's increment
   for (std::uint32_t pass = 0; pass < options.passes; ++pass) {
-    const IrradianceSource fromStore = [&current, &options](const glm::vec3& p, const glm::vec3& n,
-                                                            rays::SampleStream&, std::uint64_t&) {
-      return current.radiosity(p, n, options.lookup).value_or(glm::vec3(0.0f));
+    BiasCompensationOptions passOptions = options;
+    if (pass > 0) passOptions.raysPerLayer = laterPassRays(options.raysPerLayer);
+    const IrradianceSource fromStore = [&readFrom, &options](const glm::vec3& p, const glm::vec3& n,
+                                                             rays::SampleStream&, std::uint64_t&) {
+      return readFrom.radiosity(p, n, options.lookup).value_or(glm::vec3(0.0f));
     };
-    const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange, !options.directLightFromRays};
-    std::vector<glm::vec3> missing = compensationPass(estimator, current, options, stats, advance);
-    if (options.shareMissing) options.shareMissing(missing);
-    current = withAddedRadiosity(store, missing);
+    const bool emittedLight = pass == 0 && !options.directLightFromRays;
+    const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange, emittedLight};
+    BiasCompensationStats passStats;
+    std::vector<glm::vec3> increment = compensationPass(estimator, store, passOptions, passStats, advance);
+    stats.rays += passStats.rays;
+    if (pass == 0) stats.layersWithoutSurface = passStats.layersWithoutSurface;
+    if (options.shareMissing) options.shareMissing(increment);
+    for (std::size_t k = 0; k < missing.size(); ++k) missing[k] += increment[k];
+    if (pass + 1 < options.passes) readFrom = withRadiosity(store, increment);
   }
+  LayeredDepthCube current = withAddedRadiosity(store, missing);
   current.setBiasCompensation(options.raysPerLayer, options.passes);
   stats.seconds = time.seconds();
   return current;

@@ -25,7 +25,11 @@
 // pixel straddles a wall's end) is not counted. H_miss is averaged over the points that found the surface.
 //
 // Passes: pass 1 reads H(y) from the clamped store, which is itself short of its own missing part near
-// corners; pass k reads the store compensated by pass k − 1 (the recursion of the paper, truncated).
+// corners; the recursion of the paper, truncated, adds what that missing part misses in turn. Pass k ≥ 2
+// estimates the increment ΔH_k = K ΔH_(k−1) that the previous pass's increment causes (K the clamped-away
+// near-field transport, M(y) = ρ(y)·ΔH_(k−1)(y), no emitted part), with a quarter of the points: ρ < 1 makes each
+// increment smaller than the one before, so its noise matters less. Σ_k ΔH_k has the expectation of reading
+// the store compensated by pass k − 1 in every pass, at 1.5 passes' cost for 3.
 // Deterministic: every layer draws its numbers from its own stream (rays/sampler.hpp), so the result is the
 // same byte for byte whatever the thread count.
 #include "ibrr/ldc.hpp"
@@ -43,8 +47,9 @@
 namespace ibrr::bake {
 
 struct BiasCompensationOptions {
-  std::uint32_t raysPerLayer = 64;  // jittered points per layer, each one cosine ray and one light sample
-  std::uint32_t passes = 2;         // 1: H(y) from the clamped store; 2: from the pass-1 store; ...
+  std::uint32_t raysPerLayer = 64;  // jittered points per layer in pass 1 (a quarter in later passes), each one
+                                    // cosine ray and one light sample
+  std::uint32_t passes = 2;         // 1: H(y) from the clamped store; k: the increment of pass k − 1 as well
   std::uint32_t seed = 0;
   RetrievalFilter lookup = RetrievalFilter::Bilinear;  // how H(y) is read from the store
   // The store's direct light came from shadow rays, unclamped (direct_light.hpp): H_miss then covers only the

@@ -82,16 +82,32 @@ PerLayerValues estimatePerLayer(const LayeredDepthCube& store, std::uint32_t fir
   return result;
 }
 
-LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added) {
+namespace {
+
+// `store` with every layer's radiosity set to combine(its radiosity, values[k]).
+template <class Combine>
+LayeredDepthCube withCombinedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& values,
+                                       Combine&& combine) {
   std::vector<PackedLayer> layers(store.layers().begin(), store.layers().end());
   for (std::size_t k = 0; k < layers.size(); ++k) {
-    layers[k].r += added[k].r;
-    layers[k].g += added[k].g;
-    layers[k].b += added[k].b;
+    const glm::vec3 r = combine(glm::vec3(layers[k].r, layers[k].g, layers[k].b), values[k]);
+    layers[k].r = r.r;
+    layers[k].g = r.g;
+    layers[k].b = r.b;
   }
   return LayeredDepthCube(store.params(), store.vplCount(),
                           std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()),
                           std::move(layers));
+}
+
+}  // namespace
+
+LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added) {
+  return withCombinedRadiosity(store, added, [](const glm::vec3& own, const glm::vec3& add) { return own + add; });
+}
+
+LayeredDepthCube withRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& values) {
+  return withCombinedRadiosity(store, values, [](const glm::vec3&, const glm::vec3& value) { return value; });
 }
 
 }  // namespace ibrr::bake

@@ -44,5 +44,7 @@ PerLayerValues estimatePerLayer(const LayeredDepthCube& store, std::uint32_t fir
 
 // `store` with `added[k]` (irradiance, W/m²) added to its layer k.
 LayeredDepthCube withAddedRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& added);
+// `store`'s layers holding `values[k]` (irradiance, W/m²) in place of their own radiosity.
+LayeredDepthCube withRadiosity(const LayeredDepthCube& store, const std::vector<glm::vec3>& values);
 
 }  // namespace ibrr::bake
