@@ -261,7 +261,7 @@ const Method kIbrrMethod = {
       }},
      {"ibrr-paper",
       "the paper's configuration: the VPLs on the lights render hemicubes too, all warped into the one store at R "
-      "(--direct vpl --indirect-ldc 0 --indirect-hemicube 64)",
+      "(--direct vpl --indirect-ldc 0)",
       [](const compare::MethodContext& context) {
         return compareIbrr(context, [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
       }}}};

@@ -167,7 +167,6 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options, co
 BakeOptions paperConfiguration(BakeOptions options) {
   options.direct = DirectLight::Vpl;
   options.indirectLdcResolution = 0;
-  options.indirectHemicubeResolution = 64;
   return options;
 }
 

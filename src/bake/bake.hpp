@@ -59,10 +59,7 @@ struct BakeOptions {
   // default): R/2, or one level where R/2 < kMinResolution.
   int indirectLdcResolution = -1;
   int hemicubeResolution = 128;         // H, for VPLs on the lights (sharp direct shadows), even
-  // h, for VPLs after a bounce, even. The paper's 64 (§4.1) at R2 = R/2 puts 7 LDI writes on a hemicube pixel,
-  // where the per-sample set-up costs most of the insertion; 32 gives the Cornell box the same error (2.64%
-  // against 2.63%) with a quarter of the samples.
-  int indirectHemicubeResolution = 32;
+  int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even
   SplatKernel splat = SplatKernel::Box;
   // Upper bound on the geometry term g = I(ω)/Φ·cosθx/r² (1/area in scene units), against the
   // 1/r² singularity where a VPL sits near another surface (corners), which otherwise shows as
@@ -156,9 +153,8 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options,
 // lights' own with --direct vpl; with --direct rays only VPLs after a bounce, none at --max-bounces 0).
 bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options);
 
-// The paper's configuration: the VPLs on the lights render hemicubes too, every VPL is warped into the one store
-// at R, and the hemicubes after a bounce are 64² (`--direct vpl --indirect-ldc 0 --indirect-hemicube 64`);
-// everything else as `options`.
+// The paper's configuration (Lehtinen et al.): the VPLs on the lights render hemicubes too, and every VPL is
+// warped into the one store at R (`--direct vpl --indirect-ldc 0`); everything else as `options`.
 BakeOptions paperConfiguration(BakeOptions options = {});
 
 // The VPLs of the bake's light paths (options: paths, seed, maxBounces). Throws ibrr::Error for a
