@@ -85,12 +85,13 @@ void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
                             "off: the clamped store");
   command
       .add_option("--bias-rays", b.biasRays,
-                  "bias compensation: points per layer, each with one cosine ray and one light sample")
+                  "bias compensation: points per layer in the first pass (a quarter in later passes), each with "
+                  "one cosine ray and one light sample")
       ->capture_default_str();
   command
       .add_option("--bias-passes", b.biasPasses,
-                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store, k from the "
-                  "pass k-1 store (the recursion, a step further each)")
+                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds "
+                  "what the light pass k-1 added causes in turn (the recursion, a step further each)")
       ->capture_default_str();
 }
 
