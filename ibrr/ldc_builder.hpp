@@ -18,8 +18,8 @@
 //      mean. Own-pixel shares that matched no seeded layer are listed.
 //   2. Each layer adds the hemicubes' means in hemicube order (in parallel over ranges of layers).
 //   3. In sample order, the listed own-pixel shares open or join layers.
-// Every sum is formed in one fixed order (tile, then sample), whatever thread forms it. Without seeds (and while seeding) a share's
-// layer depends on the shares before it, so every share goes through step 3's ordered matching.
+// Every sum is formed in one fixed order (tile, then sample), whatever thread forms it. Without seeds (and while
+// seeding) a share's layer depends on the shares before it, so every share goes through step 3's ordered matching.
 //
 // Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
 // gives the surface point it sees, and A_s = dω·r²/cos θ, the surface area it covers (footprintArea). Its

@@ -88,8 +88,9 @@ struct BakeOptions {
   std::uint32_t endPath = 0;
   std::uint32_t shareEnd() const { return endPath == 0 ? paths : endPath; }
   bool isShare() const { return firstPath != 0 || shareEnd() != paths; }
-  std::uint32_t biasRays = 32;    // jittered points per layer, each one cosine ray and one light sample
-  std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: from the pass-(k−1) store
+  std::uint32_t biasRays = 32;    // jittered points per layer in pass 1 (a quarter later), each one cosine ray
+                                  // and one light sample
+  std::uint32_t biasPasses = 3;   // 1: H(y) read from the clamped store; k: what pass k − 1's increment causes
   DirectLight direct = DirectLight::Rays;
   std::uint32_t directPoints = 16;  // --direct rays: jittered points per layer
   std::uint32_t directSamples = 4;  // --direct rays: shadow rays per point and emissive triangle
@@ -153,7 +154,7 @@ float geometryClampFor(const scene::Scene& scene, const BakeOptions& options,
 // lights' own with --direct vpl; with --direct rays only VPLs after a bounce, none at --max-bounces 0).
 bool compensatesClamp(const scene::Scene& scene, const BakeOptions& options);
 
-// The paper's configuration (Lehtinen et al.): the VPLs on the lights render hemicubes too, and every VPL is
+// The paper's configuration (Mertens & Van Reeth): the VPLs on the lights render hemicubes too, and every VPL is
 // warped into the one store at R (`--direct vpl --indirect-ldc 0`); everything else as `options`.
 BakeOptions paperConfiguration(BakeOptions options = {});
 
