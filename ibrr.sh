@@ -5,6 +5,7 @@
 #   ./ibrr.sh test   install what is missing, build, run the store suite under AddressSanitizer +
 #                    UBSan, the libFuzzer targets briefly, then the whole test suite (ctest)
 #   ./ibrr.sh build  install what is missing and build only
+# "What is missing": Debian packages, and the walkthrough page's npm packages (web/package-lock.json, `npm ci`).
 # Builds are incremental: re-running only rebuilds what changed. Set IBRR_BUILD_DIR to build
 # elsewhere (default: ./build), IBRR_JOBS for the parallelism (default: all cores) and IBRR_FUZZ_SECONDS
 # for how long `test` runs each fuzz target (default: 20).
@@ -34,6 +35,9 @@ install_missing() {
       missing+=("$package")
     fi
   done
+  # Node.js and npm for the walkthrough page's packages (Debian's npm brings nodejs), unless a Node.js with npm
+  # is installed already (e.g. from NodeSource, whose nodejs package holds npm and conflicts with Debian's).
+  command -v npm >/dev/null || missing+=(npm)
   [ ${#missing[@]} -eq 0 ] && return 0
   say "installing missing Debian packages: ${missing[*]}"
   local sudo=""
@@ -43,6 +47,19 @@ install_missing() {
   fi
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# The walkthrough page's npm packages, pinned in web/package-lock.json (three.js, esbuild that bundles it into
+# the page, the Khronos glTF validator and playwright-core that drives Debian's chromium in the tests): `npm ci`
+# whenever the lock file differs from the one last installed.
+install_web_packages() {
+  local stamp="$ROOT/web/node_modules/.ibrr-package-lock.sha256" wanted
+  wanted="$(sha256sum "$ROOT/web/package-lock.json" | cut -d' ' -f1)"
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && return 0
+  say "installing the walkthrough page's npm packages (web/package-lock.json)"
+  (cd "$ROOT/web" && npm ci --no-audit --no-fund --loglevel=error) ||
+    { say "error: 'npm ci' in $ROOT/web failed: check that the npm registry can be reached"; exit 1; }
+  echo "$wanted" > "$stamp"
 }
 
 # Dear ImGui's GLFW and OpenGL 3 backends ship only as sources under /usr/share/doc in
@@ -65,6 +82,8 @@ configure() {  # configure DIR [cmake options...]: once, the first time
   local dir="$1"; shift
   if [ ! -f "$dir/CMakeCache.txt" ]; then
     cmake -S "$ROOT" -B "$dir" -DIBRR_IMGUI_BACKENDS_DIR="$(imgui_backends_dir)" "$@"
+  elif grep -q "^IBRR_ESBUILD:FILEPATH=IBRR_ESBUILD-NOTFOUND" "$dir/CMakeCache.txt"; then
+    cmake "$dir" >/dev/null  # configured before the npm packages were there: find esbuild now
   fi
 }
 
@@ -76,13 +95,14 @@ build() {  # build [targets...]: the Release build, of the named targets only wh
 }
 
 usage() {
-  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 command="${1:-}"
 case "$command" in
   demo)
     install_missing
+    install_web_packages
     build ibrr  # the demo runs the command alone: the test suites are built by 'test' and 'build'
     mkdir -p "$ROOT/out"
     "$BUILD_DIR/bin/ibrr" bake cornell -o "$ROOT/out/cornell.ibrr"
@@ -91,6 +111,7 @@ case "$command" in
     ;;
   test)
     install_missing
+    install_web_packages
     build
     # The store reads untrusted files: its suite (file fuzzing included) runs under AddressSanitizer
     # and UBSan first, in a build of its own; then the whole suite runs on the Release build.
@@ -109,6 +130,7 @@ case "$command" in
     ;;
   build)
     install_missing
+    install_web_packages
     build
     ;;
   -h|--help|help)
