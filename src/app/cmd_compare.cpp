@@ -6,6 +6,7 @@
 #include "app/methods.hpp"
 #include "compare/compare.hpp"
 #include "compare/report.hpp"
+#include "export/scene_export.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
 
@@ -25,6 +26,7 @@ struct CompareArguments {
   std::string size = "256x256";
   std::uint32_t seed = 0;
   std::string output;
+  bool exportPages = false;
 };
 
 std::vector<std::string> splitList(const std::string& text) {
@@ -50,6 +52,8 @@ void runCompare(const CompareArguments& arguments) {
   options.height = size.height;
   options.seed = arguments.seed;
   options.output = arguments.output;
+  options.exportPages = arguments.exportPages;
+  if (options.exportPages) exporter::checkWebFiles();  // the page's template is built before any work
   compare::validateCompareOptions(options, compareRunners());  // bad flags fail before any work
   compare::checkReportFolder(options.output);
   const compare::CompareResults results = compare::runComparison(options, compareRunners());
@@ -83,11 +87,15 @@ void addCompareCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("-o,--output", arguments->output, "report folder (replaced when the new report is complete)")
       ->required();
+  command->add_flag("--export", arguments->exportPages,
+                    "also write each baked method's walkthrough page (as 'ibrr export --html') to REPORT/pages/ and "
+                    "link it from the report, so the methods can be walked through side by side");
   command->footer(
       "Writes REPORT/index.html (table, image grid, error images, error-against-time plot), results.json,\n"
-      "results.csv, convergence.csv and images/. Re-running with the same seed gives the same figures except times.\n"
+      "results.csv, convergence.csv, images/ and, with --export, pages/. Re-running with the same seed gives the same figures except times.\n"
       "Examples:\n  ibrr compare cornell -o report\n"
       "  ibrr compare cornell --methods ibrr,gather --reference ref.exr --quality final -o report\n"
+      "  ibrr compare cornell --methods ibrr,gather --quality preview --export -o report\n"
       "  ibrr compare sibenik --camera nave --budget 120 -o sibenik-report");
   command->callback([arguments] { runCompare(*arguments); });
 }

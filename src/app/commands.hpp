@@ -13,5 +13,6 @@ void addDiffCommand(CLI::App& app);
 void addBenchCommand(CLI::App& app);
 void addViewCommand(CLI::App& app);
 void addCompareCommand(CLI::App& app);
+void addExportCommand(CLI::App& app);
 
 }  // namespace ibrr::app

@@ -21,7 +21,7 @@ namespace {
 constexpr std::array kCommands{
     &ibrr::app::addInfoCommand,      &ibrr::app::addBakeCommand,    &ibrr::app::addRenderCommand,
     &ibrr::app::addReferenceCommand, &ibrr::app::addDiffCommand,    &ibrr::app::addBenchCommand,
-    &ibrr::app::addViewCommand,      &ibrr::app::addCompareCommand,
+    &ibrr::app::addViewCommand,      &ibrr::app::addCompareCommand, &ibrr::app::addExportCommand,
 };
 
 // The exit code and the line (after "ibrr: ") for the exception being handled.

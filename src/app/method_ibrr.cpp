@@ -5,6 +5,7 @@
 #include "app/methods.hpp"
 #include "cluster/distributed_bake.hpp"
 #include "compare/method_run.hpp"
+#include "export/scene_export.hpp"
 #include "ibrr/store_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -201,6 +202,7 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, void (*
   }
   result.convergence.push_back({result.bakeSeconds, compare::meanRelativeRmse(result),
                                 std::to_string(baked.stats.pathsCompleted) + " paths (final)"});
+  if (context.options.exportPages) result.page = exporter::storePage(context.scene, baked.store, "ibrr");
   return result;
 }
 

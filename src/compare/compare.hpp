@@ -37,6 +37,7 @@ struct CompareOptions {
   int height = 256;
   std::uint32_t seed = 0;        // light paths, hemicube rotations, reference samples
   std::filesystem::path output;  // the report folder
+  bool exportPages = false;      // each baked method's walkthrough page (`ibrr export --html`) in the report
 };
 
 // Error of one image against the reference (emitter pixels left out).
@@ -73,6 +74,7 @@ struct MethodResult {
   std::string invalidWhat;
   std::vector<CameraResult> cameras;
   std::vector<ConvergencePoint> convergence;
+  std::string page;  // with exportPages: the walkthrough page of what it baked (empty for Keller's frame)
 };
 
 struct Reference {

@@ -1,5 +1,7 @@
 #include "compare/method_run.hpp"
 
+#include "export/scene_export.hpp"
+
 #include "util/stopwatch.hpp"
 
 namespace ibrr::compare {
@@ -99,6 +101,8 @@ void LightmapRun::finish(lightmap::Lightmap lightmap, double solverSeconds, nloh
   const display::RenderSettings renderSettings = settingsFor(lightmap);
   for (std::size_t c = 0; c < m_context.cameras.size(); ++c)
     m_result.cameras.push_back(renderCamera(m_context, c, m_method, renderSettings));
+  if (m_context.options.exportPages)
+    m_result.page = exporter::lightmapPage(m_context.scene, lightmap, m_atlas, m_patches);
 }
 
 std::string LightmapRun::atlasSummary() const {

@@ -92,6 +92,9 @@ std::vector<float> writeImages(const CompareResults& results, const fs::path& im
   return scales;
 }
 
+// A method's walkthrough page (compare --export), relative to the report.
+std::string pagePath(const std::string& method) { return "pages/" + slug(method) + ".html"; }
+
 std::string resultsCsv(const CompareResults& results) {
   std::ostringstream csv;
   csv << "method,camera,bake_seconds,bytes,display_ms,rel_rmse,rel_mse,energy_r,energy_g,energy_b,hole_pixels,"
@@ -291,6 +294,11 @@ static void writeReportFiles(const CompareResults& results, const fs::path& stag
   writeText(staging / "results.json", resultsJson(results));
   writeText(staging / "results.csv", resultsCsv(results));
   writeText(staging / "convergence.csv", convergenceCsv(results));
+  for (const MethodResult& method : results.methods)
+    if (!method.page.empty()) {
+      fs::create_directories(staging / "pages");
+      writeText(staging / pagePath(method.method), method.page);
+    }
 
   std::ostringstream html;
   html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>ibrr compare: "
@@ -321,7 +329,11 @@ static void writeReportFiles(const CompareResults& results, const fs::path& stag
        << convergenceSvg(results) << "<h2>Pictures</h2>\n"
        << gridHtml(results, scales) << "<h2>Methods and settings</h2>\n";
   for (const MethodResult& method : results.methods)
-    html << "<h3>" << htmlEscape(method.method) << "</h3><p>" << htmlEscape(method.summary) << "</p><pre>"
+    html << "<h3>" << htmlEscape(method.method) << "</h3><p>" << htmlEscape(method.summary)
+         << (method.page.empty() ? std::string()
+                                 : " <a class=\"walkthrough\" href=\"" + pagePath(method.method) +
+                                       "\">Walk through it in the browser</a> (WebGL 2)")
+         << "</p><pre>"
          << htmlEscape(nlohmann::json::parse(method.settingsJson.empty() ? "{}" : method.settingsJson).dump(2))
          << "</pre>\n";
   html << "<p>All figures: <a href=\"results.json\">results.json</a>, <a href=\"results.csv\">results.csv</a>, "

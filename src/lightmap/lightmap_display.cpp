@@ -191,6 +191,12 @@ std::vector<glm::vec3> dilateForDisplay(const LightmapAtlas& atlas, const PatchL
   return result;
 }
 
+std::vector<glm::vec3> displayIncidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
+                                               const std::vector<glm::vec3>& radiance) {
+  const IncidentRadiance incident = incidentRadiance(atlas, patches, radiance);
+  return dilateForDisplay(atlas, patches, incident.values, incident.known);
+}
+
 LightmapDisplay::LightmapDisplay(const scene::Scene& scene, const LightmapAtlas& atlas, const PatchList& patches,
                                  const Lightmap& lightmap)
     : m_mesh(atlas),
@@ -201,8 +207,7 @@ LightmapDisplay::LightmapDisplay(const scene::Scene& scene, const LightmapAtlas&
     throw Error("lightmap display: the lightmap is " + std::to_string(lightmap.width) + "×" +
                 std::to_string(lightmap.height) + " texels but the atlas " + std::to_string(atlas.width) + "×" +
                 std::to_string(atlas.height) + "; bake the lightmap again for this scene");
-  const IncidentRadiance incident = incidentRadiance(atlas, patches, lightmap.radiance);
-  const std::vector<glm::vec3> dilated = dilateForDisplay(atlas, patches, incident.values, incident.known);
+  const std::vector<glm::vec3> dilated = displayIncidentRadiance(atlas, patches, lightmap.radiance);
   // Row y of the vector is texel row y, GL's first row: uploads as is.
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glTextureSubImage2D(m_texture.id(), 0, 0, 0, atlas.width, atlas.height, GL_RGB, GL_FLOAT, dilated.data());

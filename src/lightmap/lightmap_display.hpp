@@ -44,6 +44,10 @@ struct IncidentRadiance {
 };
 [[nodiscard]] IncidentRadiance incidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
                                                 const std::vector<glm::vec3>& radiance);
+// What the display samples: the incident radiance H of a lightmap's radiance, dilated (every texel near a
+// chart filled). The lightmap display's texture and `ibrr export`'s light texture.
+[[nodiscard]] std::vector<glm::vec3> displayIncidentRadiance(const LightmapAtlas& atlas, const PatchList& patches,
+                                                             const std::vector<glm::vec3>& radiance);
 
 // A view's colour (RGBA32F: radiance, alpha 1 where a surface is seen) and depth target, kept on the GPU: the
 // viewer shows its texture without a readback.
