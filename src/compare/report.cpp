@@ -2,6 +2,7 @@
 
 #include "metrics/metrics.hpp"
 #include "util/error.hpp"
+#include "util/html.hpp"
 #include "util/image.hpp"
 #include "util/input_file.hpp"
 #include "util/log.hpp"
@@ -27,20 +28,6 @@ namespace fs = std::filesystem;
 
 // Colours of the plot's curves, one per method in order (Okabe–Ito, readable by colour-blind eyes).
 constexpr const char* kCurveColours[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9"};
-
-std::string htmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // A file-name-safe version of a camera or method name.
 std::string slug(const std::string& name) {

@@ -3,6 +3,7 @@
 #include "display/gbuffer.hpp"
 #include "export/glb_builder.hpp"
 #include "util/error.hpp"
+#include "util/html.hpp"
 
 #include <Imath/half.h>
 #include <glm/gtc/quaternion.hpp>
@@ -227,20 +228,6 @@ std::string scriptSafe(std::string text) {
   return text;
 }
 
-std::string htmlEscaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 // Replaces `token`, searched from `from` on (the template holds the tokens in the order they are filled, so no
 // value already put in, such as a title, is searched); returns where the value ends.
 std::size_t replaceToken(std::string& page, std::size_t from, const std::string& token, const std::string& value) {
@@ -305,7 +292,7 @@ std::string buildPage(const std::string& title, const std::vector<std::uint8_t>&
   checkWebFiles();
   std::string page = readText(webDirectory() / "page.html");
   const nlohmann::json config = {{"title", title}, {"source", description.source}, {"method", description.method}};
-  std::size_t at = replaceToken(page, 0, "@IBRR_TITLE@", htmlEscaped(title));
+  std::size_t at = replaceToken(page, 0, "@IBRR_TITLE@", htmlEscape(title));
   at = replaceToken(page, at, "@IBRR_CONFIG@", scriptSafe(config.dump()));
   at = replaceToken(page, at, "@IBRR_GLB_BASE64@", base64(glb));
   replaceToken(page, at, "@IBRR_SCRIPT@", scriptSafe(readText(webDirectory() / "walkthrough.js")));
