@@ -302,6 +302,12 @@ TEST_CASE("export: bad input is refused by name, and nothing is written", "[expo
   CHECK(noPage.exitCode != 0);
   CHECK_THAT(noPage.err, Catch::Contains("page.html") &&
                              Catch::Contains("./ibrr.sh build"));
+  // Memory is counted before it is spent: an 8192² light on an 8 GiB machine (ulimit -v) is refused at once.
+  const std::string command = "ulimit -v 8388608; " + test::shellQuote(IBRR_EXECUTABLE) + " export cornell --store " +
+                              test::shellQuote(store.string()) + " --atlas 8192 -o " + test::shellQuote(out) +
+                              " 2> " + test::shellQuote((inputs / "memory_err.txt").string());
+  CHECK(std::system(command.c_str()) != 0);
+  CHECK_THAT(test::readText(inputs / "memory_err.txt"), Catch::Contains("needs about") && Catch::Contains("--atlas"));
   CHECK(fs::is_empty(folder));
 }
 

@@ -11,6 +11,7 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/stopwatch.hpp"
 
 #include <cstdio>
@@ -100,6 +101,11 @@ void runExport(const ExportOptions& options, const CLI::App& command) {
     if (command.count("--texel-density") > 0) atlasOptions.texelsPerUnit = options.texelDensity;
     atlas = lightmap::buildAtlas(scene, atlasOptions);
   }
+  // Per texel: the patch list (58 bytes), the light before and after dilation (about 60), the PNG, the half
+  // floats and the file's and the page's copies of them (about 60): 200 bytes with the working copies.
+  requireMemory(std::uint64_t(atlas.width) * std::uint64_t(atlas.height) * 200,
+                "an export of " + std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " texels",
+                "lower --atlas or --texel-density");
   const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
   const exporter::BakedLight light =
       options.store.empty() ? exporter::lightFromLightmap(lightmap, atlas, patches)
