@@ -148,7 +148,9 @@ void runIbrrBake(const BakeRequest& request) {
 // In `ibrr compare`: the store baked with checkpoints at 1/8, 1/4 and 1/2 of the paths, every camera rendered.
 
 // The IBRR bake and display at the compare's settings, changed by `configure` for the rows other than "ibrr".
-compare::MethodResult compareIbrr(const compare::MethodContext& context, void (*configure)(bake::BakeOptions&)) {
+// `name`: the report's row, which also titles its walkthrough page.
+compare::MethodResult compareIbrr(const compare::MethodContext& context, const char* name,
+                                  void (*configure)(bake::BakeOptions&)) {
   bake::BakeOptions bake = compareBakeOptions(context.options);
   configure(bake);
   const display::RenderMethod& method = display::findRenderMethod("ibrr");
@@ -202,7 +204,7 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, void (*
   }
   result.convergence.push_back({result.bakeSeconds, compare::meanRelativeRmse(result),
                                 std::to_string(baked.stats.pathsCompleted) + " paths (final)"});
-  if (context.options.exportPages) result.page = exporter::storePage(context.scene, baked.store, "ibrr");
+  if (context.options.exportPages) result.page = exporter::storePage(context.scene, baked.store, name);
   return result;
 }
 
@@ -256,16 +258,17 @@ const Method kIbrrMethod = {
     {{"ibrr",
       "image-based radiosity representation: the direct light by shadow rays per layer, the bounces' VPL hemicubes "
       "warped into a layered depth cube at R/2, the clamp's bias compensated per layer",
-      [](const compare::MethodContext& context) { return compareIbrr(context, [](bake::BakeOptions&) {}); }},
+      [](const compare::MethodContext& context) { return compareIbrr(context, "ibrr", [](bake::BakeOptions&) {}); }},
      {"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
       [](const compare::MethodContext& context) {
-        return compareIbrr(context, [](bake::BakeOptions& bake) { bake.biasCompensation = false; });
+        return compareIbrr(context, "ibrr-clamped", [](bake::BakeOptions& bake) { bake.biasCompensation = false; });
       }},
      {"ibrr-paper",
       "the paper's configuration: the VPLs on the lights render hemicubes too, all warped into the one store at R "
       "(--direct vpl --indirect-ldc 0)",
       [](const compare::MethodContext& context) {
-        return compareIbrr(context, [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
+        return compareIbrr(context, "ibrr-paper",
+                           [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
       }}}};
 
 }  // namespace ibrr::app
