@@ -106,12 +106,15 @@ void runExport(const ExportOptions& options, const CLI::App& command) {
   requireMemory(std::uint64_t(atlas.width) * std::uint64_t(atlas.height) * 200,
                 "an export of " + std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " texels",
                 "lower --atlas or --texel-density");
+  info("export: the light on " + std::to_string(atlas.width) + "x" + std::to_string(atlas.height) +
+       " texels, from " + (options.store.empty() ? options.lightmap : options.store));
   const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
   const exporter::BakedLight light =
       options.store.empty() ? exporter::lightFromLightmap(lightmap, atlas, patches)
                             : exporter::lightFromStore(store, atlas, patches,
                                                        parseRetrievalFilter(options.filter, "--filter"));
   throwIfInterrupted();
+  info("export: encoding the glTF file" + std::string(options.html.empty() ? "" : " and the page"));
   const std::vector<std::uint8_t> glb = exporter::buildGlb(scene, atlas, light, description);
   const std::string page = options.html.empty() ? std::string()
                                                  : exporter::buildPage(exporter::pageTitle(scene, description.method),
