@@ -182,7 +182,7 @@ InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& o
 
 // The bake's two long parts, in order, for progress.
 // The bake reports through a ProgressObserver (util/progress.hpp): phase kHemicubePhase (hemicubes), then
-// kCompensationPhase (layers, bias_compensation.hpp). Hemicubes are reported on the GL thread, layers from any.
+// kCompensationPhase (points, bias_compensation.hpp). Hemicubes are reported on the GL thread, points from any.
 inline constexpr const char* kHemicubePhase = "hemicubes";
 using BakeProgress = ProgressObserver;
 

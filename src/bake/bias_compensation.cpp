@@ -290,12 +290,15 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
   if (options.firstPixel >= endPixel || endPixel > store.frame().pixelCount())
     throw Error("bias compensation: the pixel share [" + std::to_string(options.firstPixel) + ", " +
                 std::to_string(endPixel) + ") is not a non-empty part of the store's pixels");
+  // Progress counts points (each one cosine ray and one light sample), so that the rate and the time left hold
+  // across passes of different sizes: a layer is raysPerLayer points in the first pass, laterPassRays after.
+  const std::uint64_t layers = store.offsets()[endPixel] - store.offsets()[options.firstPixel];
   const std::uint64_t total =
-      std::uint64_t(store.offsets()[endPixel] - store.offsets()[options.firstPixel]) * options.passes;
+      layers * (options.raysPerLayer + std::uint64_t(options.passes - 1) * laterPassRays(options.raysPerLayer));
   std::atomic<std::uint64_t> done{0};
-  auto advance = [&](std::uint64_t count) {
-    const std::uint64_t now = done.fetch_add(count) + count;
-    if (progress) progress({kCompensationPhase, now, total, "layers", {}});
+  auto advance = [&](std::uint64_t points) {
+    const std::uint64_t now = done.fetch_add(points) + points;
+    if (progress) progress({kCompensationPhase, now, total, "points", {}});
   };
   const float maxRange = 1.0f / std::sqrt(glm::pi<float>() * geometryClamp);
   // Pass 1 estimates H_miss from the clamped store, emitted light included; pass k the increment that the
@@ -313,7 +316,9 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     const bool emittedLight = pass == 0 && !options.directLightFromRays;
     const Estimator estimator{embree, lights, fromStore, geometryClamp, maxRange, emittedLight};
     BiasCompensationStats passStats;
-    std::vector<glm::vec3> increment = compensationPass(estimator, store, passOptions, passStats, advance);
+    const std::uint64_t pointsPerLayer = passOptions.raysPerLayer;
+    std::vector<glm::vec3> increment = compensationPass(
+        estimator, store, passOptions, passStats, [&](std::uint64_t layers) { advance(layers * pointsPerLayer); });
     stats.rays += passStats.rays;
     if (pass == 0) stats.layersWithoutSurface = passStats.layersWithoutSurface;
     if (options.shareMissing) options.shareMissing(increment);

@@ -75,7 +75,8 @@ struct BiasCompensationStats {
 using IrradianceSource = std::function<glm::vec3(const glm::vec3& position, const glm::vec3& normal,
                                                  rays::SampleStream& samples, std::uint64_t& rays)>;
 
-// The compensation reports its layers (done of total, over all passes) as this phase of a ProgressObserver
+// The compensation reports its points (done of total, over all passes: a layer is as many points as its pass
+// traces for it) as this phase of a ProgressObserver
 // (util/progress.hpp), on the calling thread or a TBB worker.
 inline constexpr const char* kCompensationPhase = "bias compensation";
 

@@ -181,11 +181,11 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   const Stopwatch wall;
   DistributedBakeResult out;
   // Every rank reports to the cluster; rank 0 shows the sum. A stop announced by another rank ends the work here.
-  // The phases travel as their index: 0 the hemicubes, 1 the compensation's layers.
+  // The phases travel as their index: 0 the hemicubes, 1 the compensation's points.
   auto summed = [](const ProgressCount& sum) {
     const bool hemicubes = sum.phase == 0;
     return ProgressUpdate{hemicubes ? bake::kHemicubePhase : bake::kCompensationPhase, sum.done, sum.total,
-                          hemicubes ? "hemicubes" : "layers", {}};
+                          hemicubes ? "hemicubes" : "points", {}};
   };
   const bake::BakeProgress everyRank = [&](const ProgressUpdate& update) {
     cluster.checkStop();
