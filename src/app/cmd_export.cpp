@@ -11,11 +11,9 @@
 #include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
-#include "util/memory.hpp"
 #include "util/stopwatch.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 namespace ibrr::app {
@@ -65,29 +63,20 @@ void checkExportArguments(const ExportOptions& options, const CLI::App& command)
   (void)parseRetrievalFilter(options.filter, "--filter");
 }
 
-void writeBytes(const std::filesystem::path& path, const void* data, std::size_t size) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(static_cast<const char*>(data), std::streamsize(size));
-  out.close();
-  if (!out) throw Error(path.string() + ": could not write (disk full?)");
-}
-
 void runExport(const ExportOptions& options, const CLI::App& command) {
   checkExportArguments(options, command);
   const scene::Scene scene = loadSceneArgument(options.scene);
-  exporter::ExportDescription description;
-  description.tone.exposureStops = options.exposure;
-  description.tone.curve = options.tone == "filmic" ? ToneCurve::Filmic : ToneCurve::Srgb;
+  const ToneMapping tone{options.exposure, options.tone == "filmic" ? ToneCurve::Filmic : ToneCurve::Srgb};
   LayeredDepthCube store;
   lightmap::Lightmap lightmap;
   lightmap::LightmapAtlas atlas;
-  if (!options.store.empty()) {
+  if (!options.store.empty())
     store = bake::readStoreFile(options.store, scene.fingerprint());  // refuses a store of another scene
-    description = {"store", "ibrr", description.tone};
-  } else {
+  else
     lightmap = lightmap::loadLightmap(options.lightmap, scene, &atlas);  // refuses another scene's
-    description = {"lightmap", lightmap.method, description.tone};
-  }
+  const exporter::ExportDescription description =
+      options.store.empty() ? exporter::ExportDescription{"lightmap", lightmap.method, tone}
+                            : exporter::ExportDescription{"store", "ibrr", tone};
   // Every input is read: no output may be one of them.
   checkOutputFile(options.output);
   if (!options.html.empty()) checkOutputFile(options.html);
@@ -95,24 +84,18 @@ void runExport(const ExportOptions& options, const CLI::App& command) {
 
   const Stopwatch stopwatch;
   const auto context = gpu::createHeadlessContext();  // the atlas's texels are rasterised on the GPU
+  exporter::BakedLight light;
   if (!options.store.empty()) {
     lightmap::AtlasOptions atlasOptions;
     atlasOptions.targetSize = options.atlasSize;
     if (command.count("--texel-density") > 0) atlasOptions.texelsPerUnit = options.texelDensity;
-    atlas = lightmap::buildAtlas(scene, atlasOptions);
+    exporter::AtlasLight baked = exporter::storeLightOnAtlas(scene, store, atlasOptions,
+                                                             parseRetrievalFilter(options.filter, "--filter"));
+    atlas = std::move(baked.atlas);
+    light = std::move(baked.light);
+  } else {
+    light = exporter::lightmapLight(scene, lightmap, atlas);
   }
-  // Per texel: the patch list (58 bytes), the light before and after dilation (about 60), the PNG, the half
-  // floats and the file's and the page's copies of them (about 60): 200 bytes with the working copies.
-  requireMemory(std::uint64_t(atlas.width) * std::uint64_t(atlas.height) * 200,
-                "an export of " + std::to_string(atlas.width) + "x" + std::to_string(atlas.height) + " texels",
-                "lower --atlas or --texel-density");
-  info("export: the light on " + std::to_string(atlas.width) + "x" + std::to_string(atlas.height) +
-       " texels, from " + (options.store.empty() ? options.lightmap : options.store));
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
-  const exporter::BakedLight light =
-      options.store.empty() ? exporter::lightFromLightmap(lightmap, atlas, patches)
-                            : exporter::lightFromStore(store, atlas, patches,
-                                                       parseRetrievalFilter(options.filter, "--filter"));
   throwIfInterrupted();
   info("export: encoding the glTF file" + std::string(options.html.empty() ? "" : " and the page"));
   const std::vector<std::uint8_t> glb = exporter::buildGlb(scene, atlas, light, description);
@@ -122,11 +105,11 @@ void runExport(const ExportOptions& options, const CLI::App& command) {
 
   OutputSet outputs;  // the glb, the page and the irradiance image are written all or none
   outputs.stage(options.output, [&](const std::filesystem::path& temporary) {
-    writeBytes(temporary, glb.data(), glb.size());
+    writeBytes(temporary, {reinterpret_cast<const char*>(glb.data()), glb.size()});
   });
   if (!options.html.empty())
     outputs.stage(options.html, [&](const std::filesystem::path& temporary) {
-      writeBytes(temporary, page.data(), page.size());
+      writeBytes(temporary, page);
     });
   if (!options.irradiance.empty()) {
     Image irradiance(light.width, light.height);

@@ -1,6 +1,7 @@
 #include "compare/report.hpp"
 
 #include "metrics/metrics.hpp"
+#include "util/atomic_file.hpp"
 #include "util/error.hpp"
 #include "util/html.hpp"
 #include "util/image.hpp"
@@ -17,7 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <system_error>
 
@@ -40,12 +40,6 @@ std::string format(const char* pattern, double value) {
   char text[64];
   std::snprintf(text, sizeof text, pattern, value);
   return text;
-}
-
-void writeText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw Error("cannot write " + path.string() + " (disk full or no permission?)");
 }
 
 std::string imageName(const std::string& method, const std::string& camera) {
@@ -278,13 +272,13 @@ std::string resultsJson(const CompareResults& results) {
 static void writeReportFiles(const CompareResults& results, const fs::path& staging) {
   fs::create_directories(staging / "images");
   const std::vector<float> scales = writeImages(results, staging / "images");
-  writeText(staging / "results.json", resultsJson(results));
-  writeText(staging / "results.csv", resultsCsv(results));
-  writeText(staging / "convergence.csv", convergenceCsv(results));
+  writeBytes(staging / "results.json", resultsJson(results));
+  writeBytes(staging / "results.csv", resultsCsv(results));
+  writeBytes(staging / "convergence.csv", convergenceCsv(results));
   for (const MethodResult& method : results.methods)
     if (!method.page.empty()) {
       fs::create_directories(staging / "pages");
-      writeText(staging / pagePath(method.method), method.page);
+      writeBytes(staging / pagePath(method.method), method.page);
     }
 
   std::ostringstream html;
@@ -329,7 +323,7 @@ static void writeReportFiles(const CompareResults& results, const fs::path& stag
           ".forEach(function(i){if(i.complete&&i.naturalWidth>0)n++;});"
           "document.getElementById('images-loaded').textContent=n+' of '+document.images.length;});</script>\n"
        << "</body></html>\n";
-  writeText(staging / "index.html", html.str());
+  writeBytes(staging / "index.html", html.str());
 }
 
 void checkReportFolder(const fs::path& folder) {

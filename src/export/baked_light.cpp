@@ -2,6 +2,8 @@
 
 #include "lightmap/lightmap_display.hpp"
 #include "util/error.hpp"
+#include "util/log.hpp"
+#include "util/memory.hpp"
 #include "util/progress.hpp"
 
 #include <tbb/parallel_for.h>
@@ -10,6 +12,17 @@
 
 namespace ibrr::exporter {
 namespace {
+
+// The texels' patch list, after checking that the export's memory is there. Per texel: the patch list (58
+// bytes), the light before and after dilation (about 60), the PNG, the half floats and the file's and the page's
+// copies of them (about 60): 200 bytes with the working copies.
+lightmap::PatchList exportPatches(const scene::Scene& scene, const lightmap::LightmapAtlas& atlas) {
+  const std::string size = std::to_string(atlas.width) + "x" + std::to_string(atlas.height);
+  requireMemory(std::uint64_t(atlas.width) * std::uint64_t(atlas.height) * 200, "an export of " + size + " texels",
+                "lower --atlas or --texel-density");
+  info("export: the light on " + size + " texels");
+  return lightmap::rasterizePatches(scene, atlas);
+}
 
 std::size_t countValid(const lightmap::PatchList& patches) {
   std::size_t valid = 0;
@@ -65,6 +78,19 @@ BakedLight lightFromLightmap(const lightmap::Lightmap& lightmap, const lightmap:
   light.incident = lightmap::displayIncidentRadiance(atlas, patches, lightmap.radiance);
   light.radiance = lightmap::dilateForDisplay(atlas, patches, lightmap.radiance);
   return light;
+}
+
+AtlasLight storeLightOnAtlas(const scene::Scene& scene, const LayeredDepthCube& store,
+                             const lightmap::AtlasOptions& atlasOptions, RetrievalFilter filter) {
+  AtlasLight out;
+  out.atlas = lightmap::buildAtlas(scene, atlasOptions);
+  out.light = lightFromStore(store, out.atlas, exportPatches(scene, out.atlas), filter);
+  return out;
+}
+
+BakedLight lightmapLight(const scene::Scene& scene, const lightmap::Lightmap& lightmap,
+                         const lightmap::LightmapAtlas& atlas) {
+  return lightFromLightmap(lightmap, atlas, exportPatches(scene, atlas));
 }
 
 }  // namespace ibrr::exporter

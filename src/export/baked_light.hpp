@@ -32,4 +32,16 @@ BakedLight lightFromStore(const LayeredDepthCube& store, const lightmap::Lightma
 BakedLight lightFromLightmap(const lightmap::Lightmap& lightmap, const lightmap::LightmapAtlas& atlas,
                              const lightmap::PatchList& patches);
 
+// The light of a store on an atlas built with `atlasOptions` (for `ibrr export --store` and compare's pages), and
+// of a lightmap on its own atlas: the memory counted first (requireMemory, 200 bytes a texel, naming --atlas),
+// then the atlas's texels rasterised (a GL 4.5 context must be current) and the light taken as above.
+struct AtlasLight {
+  lightmap::LightmapAtlas atlas;
+  BakedLight light;
+};
+AtlasLight storeLightOnAtlas(const scene::Scene& scene, const LayeredDepthCube& store,
+                             const lightmap::AtlasOptions& atlasOptions, RetrievalFilter filter);
+BakedLight lightmapLight(const scene::Scene& scene, const lightmap::Lightmap& lightmap,
+                         const lightmap::LightmapAtlas& atlas);
+
 }  // namespace ibrr::exporter

@@ -307,11 +307,9 @@ std::string pageTitle(const scene::Scene& scene, const std::string& method) {
 std::string storePage(const scene::Scene& scene, const LayeredDepthCube& store, const std::string& method) {
   lightmap::AtlasOptions atlasOptions;
   atlasOptions.targetSize = kDefaultAtlasSize;
-  const lightmap::LightmapAtlas atlas = lightmap::buildAtlas(scene, atlasOptions);
-  const lightmap::PatchList patches = lightmap::rasterizePatches(scene, atlas);
+  const AtlasLight baked = storeLightOnAtlas(scene, store, atlasOptions, RetrievalFilter::Bilinear);
   const ExportDescription description{"store", method, {}};
-  const BakedLight light = lightFromStore(store, atlas, patches, RetrievalFilter::Bilinear);
-  return buildPage(pageTitle(scene, method), buildGlb(scene, atlas, light, description), description);
+  return buildPage(pageTitle(scene, method), buildGlb(scene, baked.atlas, baked.light, description), description);
 }
 
 std::string lightmapPage(const scene::Scene& scene, const lightmap::Lightmap& lightmap,

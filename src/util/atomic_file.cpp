@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -152,6 +153,13 @@ void writeFileAtomically(const fs::path& target, const FileWriter& write) {
   OutputSet output;
   output.stage(target, write);
   output.commit();
+}
+
+void writeBytes(const std::filesystem::path& path, std::string_view bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  out.close();
+  if (!out) throw Error("cannot write " + path.string() + " (disk full or no permission?)");
 }
 
 }  // namespace ibrr

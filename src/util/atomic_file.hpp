@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 namespace ibrr {
@@ -25,6 +26,10 @@ void checkOutputFile(const std::filesystem::path& target);
 // requested (Ctrl-C, SIGTERM) the temporary file is removed, the target is left as it was, and the
 // exception (ibrr::Interrupted for a stop) propagates.
 void writeFileAtomically(const std::filesystem::path& target, const FileWriter& write);
+
+// Writes `bytes` to `path` (typically a FileWriter's temporary file); throws ibrr::Error naming the path when the
+// write fails (disk full, no permission).
+void writeBytes(const std::filesystem::path& path, std::string_view bytes);
 
 // Several outputs that are written all or none: each stage() writes a temporary file; commit()
 // renames them all once every one is complete. Destroyed without commit(), it removes them.
