@@ -164,12 +164,29 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
     glProgramUniformMatrix4fv(GLuint(program), kUniformNormalToWorld, 1, GL_FALSE, glm::value_ptr(normalToWorld));
     glBindVertexArray(mesh.vertexArray.id());
     const glm::mat4 objectToClip = viewProjection * instance.objectToWorld;
-    for (const DrawRange& range : mesh.ranges) {
-      if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
-      submitted += std::size_t(range.indexCount / 3);
-      setMaterialUniforms(GLuint(program), m_materials[range.material], range.material, m_textures);
-      glDrawElements(GL_TRIANGLES, range.indexCount, GL_UNSIGNED_INT,
-                     reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
+    // The ranges come sorted by material: the chunks of one material that are in view go out in one
+    // glMultiDrawElements, neighbouring chunks joined into one run of indices.
+    for (std::size_t r = 0; r < mesh.ranges.size();) {
+      const std::uint32_t material = mesh.ranges[r].material;
+      m_drawCounts.clear();
+      m_drawOffsets.clear();
+      GLsizei nextIndex = -1;  // where the last run ends
+      for (; r < mesh.ranges.size() && mesh.ranges[r].material == material; ++r) {
+        const DrawRange& range = mesh.ranges[r];
+        if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
+        submitted += std::size_t(range.indexCount / 3);
+        if (range.firstIndex == nextIndex) {
+          m_drawCounts.back() += range.indexCount;
+        } else {
+          m_drawCounts.push_back(range.indexCount);
+          m_drawOffsets.push_back(reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
+        }
+        nextIndex = range.firstIndex + range.indexCount;
+      }
+      if (m_drawCounts.empty()) continue;
+      setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
+      glMultiDrawElements(GL_TRIANGLES, m_drawCounts.data(), GL_UNSIGNED_INT, m_drawOffsets.data(),
+                          GLsizei(m_drawCounts.size()));
     }
   }
   glBindVertexArray(0);

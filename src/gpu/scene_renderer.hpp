@@ -45,7 +45,7 @@ public:
   SceneRenderer(SceneRenderer&&) = default;
   SceneRenderer& operator=(SceneRenderer&&) = default;
 
-  static constexpr std::size_t kChunkTriangles = 4096;
+  static constexpr std::size_t kChunkTriangles = 128;
 
   // Draws every chunk that intersects the view frustum with the currently bound program, which
   // must declare the scene_uniforms.glsl uniforms it uses (unused ones are skipped by GL).
@@ -77,6 +77,9 @@ private:
   std::vector<scene::Material> m_materials;
   std::vector<Texture> m_textures;  // sRGB→linear RGB textures, mipmapped
   std::size_t m_triangleCount = 0;
+  // draw()'s lists of the runs of indices that go out in one glMultiDrawElements, kept from call to call.
+  mutable std::vector<GLsizei> m_drawCounts;
+  mutable std::vector<const void*> m_drawOffsets;
 };
 
 }  // namespace ibrr::gpu
