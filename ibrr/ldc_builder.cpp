@@ -31,10 +31,13 @@ constexpr std::size_t kMaxBoxRuns = 2 * (4 * static_cast<std::size_t>(kMaxSplatH
 // A Gaussian splat: V ⪯ (2·16²/3 + 1/12)·I, so its cut-off box reaches 2·√170.75 < 27 pixels from the centre:
 // at most 55 × 55 pixels.
 constexpr std::size_t kMaxGaussianPixels = 55 * 55;
-// The side of the tiles the parallel pass sorts a hemicube's samples by: 16 pixels, or more at R > 512 so that an
-// LDI holds at most 32 × 32 of them. A tile's layers and sums (about 20 × 20 pixels with the splats' reach, two
-// layers a pixel, 32 bytes a layer: 25 KiB) stay in the cache while its samples are splatted.
-int sortTileSize(int resolution) { return std::max(16, resolution / 32); }
+// The rows of one band, the parallel pass's unit of work: R/16 rows (at least 4), so an LDI has 16 bands. A band's
+// layers with their planes, sums and totals (at R = 256 about 8K layers, 64 bytes each: half a MiB) stay in the
+// core's cache while one thread adds every hemicube of a group to them.
+int bandRowsFor(int resolution) { return std::max(4, resolution / 16); }
+// The samples whose splats wait for the bands at once (about 90 bytes each, 45 MiB): a group of hemicubes is
+// closed when it holds this many, so the bands' layers are read from memory once for many hemicubes.
+constexpr std::size_t kGroupSamples = std::size_t(1) << 19;
 
 // A layer while building: the plane, and the current hemicube's area-weighted sums where the ordered pass fills
 // them (its running total is a LayerTotal beside it).
@@ -158,11 +161,84 @@ bool warpSample(const LdcFrame& frame, const HemicubeSampleView& hc, std::uint32
   return true;
 }
 
-// Room for one splat's pixels: the runs of a box splat, the weighted pixels of a Gaussian one.
+// A pixel's first four seeded planes side by side (a structure of arrays in one cache line), so that a sample is
+// tested against all four at once (nearestOfFour). An unused slot has n = 0 and d = +∞: no sample lies on it.
+struct alignas(64) PixelPlanes {
+  float nx[4], ny[4], nz[4], d[4];
+};
+
+// A sample's plane (p, n) broadcast for nearestOfFour, with the matching tolerances.
+struct SamplePlane {
+#if defined(__SSE2__)
+  __m128 px, py, pz, nx, ny, nz, epsDistance, minCos;
+#endif
+  glm::vec3 p, n;
+  float eps = 0.0f, cosine = 0.0f;
+  SamplePlane(const glm::vec3& position, const glm::vec3& normal, float epsD, float minC)
+      : p(position), n(normal), eps(epsD), cosine(minC) {
+#if defined(__SSE2__)
+    px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), pz = _mm_set1_ps(p.z);
+    nx = _mm_set1_ps(n.x), ny = _mm_set1_ps(n.y), nz = _mm_set1_ps(n.z);
+    epsDistance = _mm_set1_ps(epsD), minCos = _mm_set1_ps(minC);
+#endif
+  }
+};
+
+// The slot (0–3) of the nearest of a pixel's four planes that the sample lies on, or -1: planeDistance's test of
+// each slot in the same float operations, and the first of equally near slots, as the loop over the planes gives.
+inline int nearestOfFour(const PixelPlanes& planes, const SamplePlane& s) {
+#if defined(__SSE2__)
+  const __m128 nx = _mm_load_ps(planes.nx), ny = _mm_load_ps(planes.ny), nz = _mm_load_ps(planes.nz);
+  const __m128 cosine = _mm_add_ps(_mm_add_ps(_mm_mul_ps(s.nx, nx), _mm_mul_ps(s.ny, ny)), _mm_mul_ps(s.nz, nz));
+  const __m128 along = _mm_add_ps(_mm_add_ps(_mm_mul_ps(s.px, nx), _mm_mul_ps(s.py, ny)), _mm_mul_ps(s.pz, nz));
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  const __m128 dist = _mm_and_ps(_mm_sub_ps(along, _mm_load_ps(planes.d)), absMask);
+  const __m128 on = _mm_and_ps(_mm_cmpgt_ps(cosine, s.minCos), _mm_cmplt_ps(dist, s.epsDistance));
+  if (_mm_movemask_ps(on) == 0) return -1;
+  const __m128 candidates = _mm_or_ps(_mm_and_ps(on, dist), _mm_andnot_ps(on, s.epsDistance));
+  __m128 least = _mm_min_ps(candidates, _mm_shuffle_ps(candidates, candidates, _MM_SHUFFLE(2, 3, 0, 1)));
+  least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(1, 0, 3, 2)));
+  const int nearest = _mm_movemask_ps(_mm_and_ps(on, _mm_cmpeq_ps(candidates, least)));
+  return __builtin_ctz(static_cast<unsigned>(nearest));
+#else
+  int best = -1;
+  float bestDistance = s.eps;
+  for (int k = 0; k < 4; ++k) {
+    const float dist =
+        planeDistance(glm::vec3(planes.nx[k], planes.ny[k], planes.nz[k]), planes.d[k], s.p, s.n, s.cosine);
+    if (dist < bestDistance) {
+      best = k;
+      bestDistance = dist;
+    }
+  }
+  return best;
+#endif
+}
+
+// One row's run of pixels a splat covers.
+struct PixelRun {
+  std::int16_t j = 0, first = 0, last = 0;  // row, first and last column
+};
+
+// A sample's splat is its runs of pixels, row by row (rows ascending, runs left to right), and each pixel's share
+// of the sample's area. For the box kernel every pixel's share is the same, `boxShare` = A/W; for the Gaussian one
+// a list holds them, run by run.
+struct SplatShape {
+  float boxShare = 0.0f;
+  std::uint32_t pixels = 0;
+  std::uint32_t runs = 0;
+};
+
+// Room for one splat: its runs, its shares (Gaussian kernel) and the Gaussian rasteriser's output.
 struct SplatBuffer {
-  std::array<glm::ivec3, kMaxBoxRuns> runs;  // (j, first i, last i)
-  std::vector<glm::vec3> weighted;           // (i, j, kernel weight)
-  SplatBuffer() { weighted.reserve(kMaxGaussianPixels); }
+  std::vector<PixelRun> runs;
+  std::vector<float> shares;
+  std::vector<glm::vec3> weighted;  // (i, j, kernel weight)
+  SplatBuffer() {
+    runs.reserve(kMaxBoxRuns);
+    shares.reserve(kMaxGaussianPixels);
+    weighted.reserve(kMaxGaussianPixels);
+  }
 };
 
 }  // namespace
@@ -180,47 +256,102 @@ struct LdcBuilder::Layers {
   // planes (n, d) in seedPlanes at the same indices. Empty until the first hemicube after seeding.
   std::vector<std::uint32_t> seedOffsets;
   std::vector<glm::vec4> seedPlanes;
+  std::vector<PixelPlanes> pixelPlanes;  // each pixel's first four seeded planes, for the test of four at once
 };
 
-// A thread's running sums of the hemicube it is warping, one entry per seeded layer: (Σ a·E, Σ a), zero when the
-// hemicube has not reached the layer, and the layers it has reached, in the order it reached them.
-struct HemicubeSums {
-  std::vector<glm::vec4> sums;
-  std::vector<std::uint32_t> touched;  // room for every layer and one more (the first-touch list)
+// A sample of the parallel pass, splatted (InsertionPass::splatHemicube): its plane, its value and its splat.
+struct SplatRecord {
+  glm::vec3 p{0.0f};
+  glm::vec3 n{0.0f};
+  glm::vec3 value{0.0f};       // E
+  float boxShare = 0.0f;       // SplatBuffer::boxShare
+  std::uint32_t firstRun = 0;  // into HemicubeSplats::runs
+  std::uint32_t firstShare = 0;  // Gaussian kernel: into HemicubeSplats::shares
+  std::uint32_t sample = 0;      // its index in the hemicube
+  std::uint16_t runCount = 0;
+  std::int16_t ownI = 0, ownJ = 0;  // the pixel containing p
+  std::uint8_t ldi = 0;
+};
+
+// One hemicube's samples, splatted, by band: the records of the samples whose own pixel lies in band b are
+// records[ownStart[b] .. ownStart[b+1]) (in sample order), and the records of other bands whose rows reach into
+// b are reaching[reachingStart[b] .. reachingStart[b+1]) (by their band, then sample order). So a band reads its
+// records from one stretch of memory, and a record's runs follow the record before.
+struct HemicubeSplats {
+  std::vector<SplatRecord> records;
+  std::vector<PixelRun> runs;
+  std::vector<float> shares;
+  std::vector<std::uint32_t> ownStart;
+  std::vector<std::uint32_t> reachingStart;
+  std::vector<std::uint32_t> reaching;
+  std::uint64_t dropped = 0;
+  std::uint64_t splats = 0;
+};
+
+// A thread's buffers for splatting one hemicube: its warped samples and their order by band.
+struct HemicubeScratch {
   SplatBuffer splat;
-  // The hemicube's samples, warped, and the order they are splatted in (InsertionPass::sortByTile).
   std::vector<WarpedSample> warped;
-  std::vector<std::uint32_t> tileOf;
-  std::vector<std::uint32_t> tileStart;
   std::vector<std::uint32_t> order;
+};
+
+// A share (a·E, a), or a layer's sums of shares (Σ a·E, Σ a): one vector addition a share with SSE2, the same
+// float additions as glm's otherwise.
+struct alignas(16) ShareSums {
+#if defined(__SSE2__)
+  __m128 v = _mm_setzero_ps();
+  ShareSums() = default;
+  ShareSums(const glm::vec3& value, float a) : v(_mm_setr_ps(a * value.x, a * value.y, a * value.z, a)) {}
+  // Adds a share; true when it is the first (the sums were zero: every share has a > 0).
+  bool addFirst(const ShareSums& share) {
+    const bool first = _mm_cvtss_f32(_mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 3, 3, 3))) == 0.0f;
+    v = _mm_add_ps(v, share.v);
+    return first;
+  }
+  glm::vec4 get() const {
+    glm::vec4 out;
+    _mm_storeu_ps(&out.x, v);
+    return out;
+  }
+#else
+  glm::vec4 v{0.0f};
+  ShareSums() = default;
+  ShareSums(const glm::vec3& value, float a) : v(a * value, a) {}
+  bool addFirst(const ShareSums& share) {
+    const bool first = v.w == 0.0f;
+    v += share.v;
+    return first;
+  }
+  glm::vec4 get() const { return v; }
+#endif
+  glm::vec3 areaValue() const { return glm::vec3(get()); }
+  float area() const { return get().w; }
+  glm::vec3 mean() const { return areaValue() / area(); }  // B_h = Σ a·E / Σ a
+};
+
+// A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
+// hemicube has not reached it, and the layers (band-local indices) reached, in the order they were reached.
+struct BandSums {
+  std::vector<ShareSums> sums;
+  std::vector<std::uint32_t> touched;  // room for every layer of the band and one more (the first-touch list)
 };
 
 // A share of a sample's own pixel that matched no seeded layer: the ordered pass opens or joins a layer with it.
 struct OwnPixelMiss {
-  std::uint32_t pixel = 0;   // global LDI pixel
-  std::uint32_t sample = 0;  // within its hemicube
-  glm::vec3 position{0.0f};  // the sample's plane
+  std::uint32_t pixel = 0;     // global LDI pixel
+  std::uint32_t hemicube = 0;  // within the insert() call
+  std::uint32_t sample = 0;    // within its hemicube
+  glm::vec3 position{0.0f};    // the sample's plane
   glm::vec3 normal{0.0f};
   glm::vec3 areaValue{0.0f};  // a·E
   float area = 0.0f;          // a
 };
 
-// What the parallel pass makes of one hemicube: its area-weighted mean on every seeded layer it reached, and its
-// own-pixel shares that matched none.
-struct HemicubeResult {
-  struct LayerMean {
-    std::uint32_t layer = 0;
-    glm::vec3 mean{0.0f};  // B_h = Σ a·E / Σ a
-  };
-  std::vector<LayerMean> means;
-  std::vector<OwnPixelMiss> misses;
-  std::uint64_t dropped = 0;
-  std::uint64_t splats = 0;
-};
-
 struct LdcBuilder::Scratch {
-  tbb::enumerable_thread_specific<HemicubeSums> sums;
-  std::vector<HemicubeResult> results;
+  std::vector<HemicubeSplats> splats;  // the group's hemicubes
+  std::vector<std::vector<OwnPixelMiss>> misses;  // one list a band
+  tbb::enumerable_thread_specific<HemicubeScratch> buffers;
+  tbb::enumerable_thread_specific<BandSums> bandSums;
   SplatBuffer splat;  // the ordered pass's
 };
 
@@ -232,7 +363,7 @@ struct InsertionPass {
   LdcBuilder::Layers& store;
   std::span<const HemicubeSampleView> hemicubes;
   int res = 0;
-  int tileSize = 0, tilesPerSide = 0;  // the squares of pixels the parallel pass sorts samples by
+  int bandRows = 0, bandsPerLdi = 0;  // the rows of one band of the parallel pass, and an LDI's bands
   float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
   SplatKernel kernel = SplatKernel::Box;
   bool seeded = false;              // the geometry seeded the layers before this call
@@ -240,42 +371,62 @@ struct InsertionPass {
   bool deferring = false;           // LdcBuilder::deferOpenedLayers
   std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
 
-  // Calls share(i, j, a) for every pixel (i, j) of sample s's splat (a sample of the hemicube centred at
-  // `hemicubeCentre`), row by row, with the pixel's share a = w·A/W of the sample's area (ldc_builder.hpp);
-  // returns the pixel count. The splat is rasterised once, into `buffer`, and W summed in the rasteriser's order.
-  template <class Share>
-  std::size_t forEachShare(const glm::vec3& hemicubeCentre, const WarpedSample& s, SplatBuffer& buffer,
-                           Share&& share) const {
+  // Rasterises sample s's splat (a sample of the hemicube centred at `hemicubeCentre`): appends its runs of pixels
+  // to `runs` and, for the Gaussian kernel, each pixel's share a = w·A/W of the sample's area to `shares`
+  // (ldc_builder.hpp), W summed in the rasteriser's order; `weighted` is the Gaussian rasteriser's scratch.
+  SplatShape splatSample(const glm::vec3& hemicubeCentre, const WarpedSample& s, std::vector<PixelRun>& runs,
+                         std::vector<float>& shares, std::vector<glm::vec3>& weighted) const {
+    const std::size_t firstRun = runs.size();
     const glm::vec3& reach = s.reach;
     const float area = std::max(s.area, minArea);
     if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
         boxCoversOwnPixelOnly(frame, s.p, s.n, hemicubeCentre, s.area, s.centre)) {
-      share(s.ownI, s.ownJ, area);  // a box splat that reaches no neighbouring pixel centre: W = 1
-      return 1;
+      // A box splat that reaches no neighbouring pixel centre: W = 1.
+      runs.push_back(PixelRun{std::int16_t(s.ownJ), std::int16_t(s.ownI), std::int16_t(s.ownI)});
+      return SplatShape{area, 1, 1};
     }
     const SplatFootprint fp = splatFootprint(frame, s.ldi, s.p, s.n, hemicubeCentre, std::max(s.area, 0.0f), reach);
     const SplatRaster raster = prepareSplat(fp, kernel, res);
     if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
-      std::size_t runs = 0, pixels = 0;
+      std::uint32_t pixels = 0;
       rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
-        IBRR_CHECK(runs < buffer.runs.size(), "a box splat has at most two runs of pixels a row");
-        buffer.runs[runs++] = glm::ivec3(j, iFirst, iLast);
-        pixels += static_cast<std::size_t>(iLast - iFirst + 1);
+        IBRR_CHECK(runs.size() - firstRun < kMaxBoxRuns, "a box splat has at most two runs of pixels a row");
+        runs.push_back(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
+        pixels += static_cast<std::uint32_t>(iLast - iFirst + 1);
       });
-      const float a = area / static_cast<float>(pixels);
-      for (std::size_t r = 0; r < runs; ++r)
-        for (int i = buffer.runs[r].y; i <= buffer.runs[r].z; ++i) share(i, buffer.runs[r].x, a);
-      return pixels;
+      return SplatShape{area / static_cast<float>(pixels), pixels, std::uint32_t(runs.size() - firstRun)};
     }
-    buffer.weighted.clear();
+    weighted.clear();
     float weightSum = 0.0f;
     rasterSplat(raster, kernel, [&](int i, int j, float w) {
-      buffer.weighted.emplace_back(static_cast<float>(i), static_cast<float>(j), w);
+      weighted.emplace_back(static_cast<float>(i), static_cast<float>(j), w);
       weightSum += w;
     });
     const float areaScale = area / weightSum;  // A/W
-    for (const glm::vec3& q : buffer.weighted) share(static_cast<int>(q.x), static_cast<int>(q.y), q.z * areaScale);
-    return buffer.weighted.size();
+    for (const glm::vec3& q : weighted) {
+      const auto i = static_cast<std::int16_t>(q.x), j = static_cast<std::int16_t>(q.y);
+      if (runs.size() == firstRun || runs.back().j != j || runs.back().last + 1 != i)
+        runs.push_back(PixelRun{j, i, i});
+      else
+        runs.back().last = i;
+      shares.push_back(q.z * areaScale);
+    }
+    return SplatShape{0.0f, std::uint32_t(weighted.size()), std::uint32_t(runs.size() - firstRun)};
+  }
+
+  // Calls share(i, j, a) for every pixel (i, j) of sample s's splat, row by row, with the pixel's share a of the
+  // sample's area (splatSample); returns the pixel count.
+  template <class Share>
+  std::size_t forEachShare(const glm::vec3& hemicubeCentre, const WarpedSample& s, SplatBuffer& buffer,
+                           Share&& share) const {
+    buffer.runs.clear();
+    buffer.shares.clear();
+    const SplatShape shape = splatSample(hemicubeCentre, s, buffer.runs, buffer.shares, buffer.weighted);
+    std::size_t k = 0;
+    for (const PixelRun& run : buffer.runs)
+      for (int i = run.first; i <= run.last; ++i, ++k)
+        share(i, int(run.j), kernel == SplatKernel::Box ? shape.boxShare : buffer.shares[k]);
+    return shape.pixels;
   }
 
   // The nearest seeded layer of global pixel g that a sample at p with normal n lies on (paper §3.1:
@@ -295,65 +446,146 @@ struct InsertionPass {
     return best;
   }
 
-  // The parallel pass for one hemicube (after seeding). Its samples are warped and sorted by the LDI tile their
-  // pixel lies in (stably, so in sample order within a tile): a tile's splats then fall on a few thousand layers
-  // that stay in the cache, where in sample order every splat row would reach a layer far from the last. Every
-  // share that lies on a seeded layer adds to the thread's sums of that layer; a share of the sample's own pixel
-  // that lies on none is kept for the ordered pass (in sample order), and spill that lies on none is dropped.
-  // Then every reached layer's mean.
-  void sumHemicube(const HemicubeSampleView& hc, HemicubeSums& sums, HemicubeResult& out) const {
-    out.means.clear();
-    out.misses.clear();
-    out.splats = 0;
-    sortByTile(hc, sums);
-    out.dropped = hc.size() - sums.warped.size();
-    // Plain pointers and a local count, so that the compiler keeps them in registers across the shares.
-    glm::vec4* const layerSums = sums.sums.data();
-    std::uint32_t* const touched = sums.touched.data();
-    std::size_t touchedCount = 0;
-    for (const std::uint32_t index : sums.order) {
-      const WarpedSample& s = sums.warped[index];
-      out.splats += forEachShare(hc.centre, s, sums.splat, [&](int i, int j, float a) {
-        const std::uint32_t g = frame.globalPixel(s.ldi, i, j);
-        const std::int32_t layer = nearestSeededLayer(g, s.p, s.n);
-        if (layer < 0) {
-          if (i == s.ownI && j == s.ownJ) out.misses.push_back(OwnPixelMiss{g, s.sample, s.p, s.n, a * s.value, a});
-          return;
-        }
-        glm::vec4& sum = layerSums[layer];
-        touched[touchedCount] = static_cast<std::uint32_t>(layer);  // kept only on the first touch
-        touchedCount += sum.w == 0.0f ? 1 : 0;                      // (every share has a > 0)
-        sum += glm::vec4(a * s.value, a);
-      });
-    }
-    std::sort(out.misses.begin(), out.misses.end(),
-              [](const OwnPixelMiss& x, const OwnPixelMiss& y) { return x.sample < y.sample; });
-    out.means.reserve(touchedCount);
-    for (std::size_t t = 0; t < touchedCount; ++t) {
-      glm::vec4& sum = layerSums[touched[t]];
-      out.means.push_back(HemicubeResult::LayerMean{touched[t], glm::vec3(sum) / sum.w});
-      sum = glm::vec4(0.0f);
-    }
-  }
+  // The band of LDI `ldi` that row j lies in.
+  int bandOf(int ldi, int j) const { return ldi * bandsPerLdi + j / bandRows; }
 
-  // Warps hc's samples into sums.warped (the dropped ones left out) and orders them by tile into sums.order: a
-  // stable counting sort on the tile of each sample's own pixel.
-  void sortByTile(const HemicubeSampleView& hc, HemicubeSums& sums) const {
-    sums.warped.clear();
-    sums.tileOf.clear();
-    sums.tileStart.assign(static_cast<std::size_t>(3 * tilesPerSide * tilesPerSide) + 1, 0);
+  // The parallel pass's first step for one hemicube (after seeding): its samples warped, ordered by the band of
+  // their own pixel (a stable counting sort) and splatted into `out` in that order; then the records each band
+  // reaches beyond its own.
+  void splatHemicube(const HemicubeSampleView& hc, HemicubeScratch& scratch, HemicubeSplats& out) const {
+    const auto bands = static_cast<std::size_t>(3 * bandsPerLdi);
+    scratch.warped.clear();
+    out.ownStart.assign(bands + 1, 0);
     WarpedSample s;
     for (std::uint32_t k = 0; k < hc.size(); ++k) {
       if (!warpSample(frame, hc, k, s)) continue;
-      const auto tile =
-          static_cast<std::uint32_t>((s.ldi * tilesPerSide + s.ownJ / tileSize) * tilesPerSide + s.ownI / tileSize);
-      sums.warped.push_back(s);
-      sums.tileOf.push_back(tile);
-      ++sums.tileStart[tile + 1];
+      scratch.warped.push_back(s);
+      ++out.ownStart[std::size_t(bandOf(s.ldi, s.ownJ)) + 1];
     }
-    for (std::size_t t = 1; t < sums.tileStart.size(); ++t) sums.tileStart[t] += sums.tileStart[t - 1];
-    sums.order.resize(sums.warped.size());
-    for (std::uint32_t w = 0; w < sums.warped.size(); ++w) sums.order[sums.tileStart[sums.tileOf[w]]++] = w;
+    out.dropped = hc.size() - scratch.warped.size();
+    for (std::size_t b = 1; b <= bands; ++b) out.ownStart[b] += out.ownStart[b - 1];
+    scratch.order.resize(scratch.warped.size());
+    {
+      std::vector<std::uint32_t> next(out.ownStart.begin(), out.ownStart.end() - 1);
+      for (std::uint32_t w = 0; w < scratch.warped.size(); ++w) {
+        const WarpedSample& ws = scratch.warped[w];
+        scratch.order[next[std::size_t(bandOf(ws.ldi, ws.ownJ))]++] = w;
+      }
+    }
+    out.records.resize(scratch.warped.size());
+    out.runs.clear();
+    out.shares.clear();
+    out.splats = 0;
+    out.reachingStart.assign(bands + 2, 0);  // counts at [b + 2], so that the fill leaves reachingStart[b] at b's start
+    for (std::size_t r = 0; r < scratch.order.size(); ++r) {
+      const WarpedSample& ws = scratch.warped[scratch.order[r]];
+      SplatRecord& rec = out.records[r];
+      rec.firstRun = static_cast<std::uint32_t>(out.runs.size());
+      rec.firstShare = static_cast<std::uint32_t>(out.shares.size());
+      const SplatShape shape = splatSample(hc.centre, ws, out.runs, out.shares, scratch.splat.weighted);
+      rec.p = ws.p;
+      rec.n = ws.n;
+      rec.value = ws.value;
+      rec.boxShare = shape.boxShare;
+      rec.sample = ws.sample;
+      rec.runCount = static_cast<std::uint16_t>(shape.runs);
+      rec.ownI = static_cast<std::int16_t>(ws.ownI);
+      rec.ownJ = static_cast<std::int16_t>(ws.ownJ);
+      rec.ldi = static_cast<std::uint8_t>(ws.ldi);
+      out.splats += shape.pixels;
+      forEachReachedBand(rec, out, [&](int b) { ++out.reachingStart[std::size_t(b) + 2]; });
+    }
+    for (std::size_t b = 2; b < out.reachingStart.size(); ++b) out.reachingStart[b] += out.reachingStart[b - 1];
+    out.reaching.resize(out.reachingStart.back());
+    for (std::uint32_t r = 0; r < out.records.size(); ++r)
+      forEachReachedBand(out.records[r], out, [&](int b) { out.reaching[out.reachingStart[std::size_t(b) + 1]++] = r; });
+    out.reachingStart.pop_back();
+  }
+
+  // The ordered pass's record of a share `add` of a record's own pixel g that no seeded layer took.
+  static OwnPixelMiss missOf(std::uint32_t g, std::uint32_t hemicube, const SplatRecord& rec, const ShareSums& add) {
+    return OwnPixelMiss{g, hemicube, rec.sample, rec.p, rec.n, add.areaValue(), add.area()};
+  }
+
+  // Calls f(b) for every band other than its own that a record's rows reach.
+  template <class F>
+  void forEachReachedBand(const SplatRecord& rec, const HemicubeSplats& out, F&& f) const {
+    const PixelRun* const runs = out.runs.data() + rec.firstRun;
+    const int own = bandOf(rec.ldi, rec.ownJ);
+    for (int b = bandOf(rec.ldi, runs[0].j), last = bandOf(rec.ldi, runs[rec.runCount - 1].j); b <= last; ++b)
+      if (b != own) f(b);
+  }
+
+  // The parallel pass's second step for one band: every hemicube of the group in order, its records' shares in
+  // the band's rows in sample order. A share that lies on a seeded layer adds to the layer's sums; a share of the
+  // sample's own pixel that lies on none is listed in `misses` for the ordered pass, and spill that lies on none
+  // is dropped. When a hemicube is done, each layer it reached adds the hemicube's mean to its total: every sum is
+  // formed in sample order and every total in hemicube order, whichever thread takes the band.
+  void sumBand(int band, std::span<const HemicubeSplats> group, BandSums& scratch,
+               std::vector<OwnPixelMiss>& misses) const {
+    const int ldi = band / bandsPerLdi;
+    const int jBegin = (band % bandsPerLdi) * bandRows, jEnd = std::min(res, jBegin + bandRows);
+    const std::uint32_t ldiBase = static_cast<std::uint32_t>(ldi) * frame.pixelsPerLdi();
+    const std::uint32_t firstLayer = store.seedOffsets[ldiBase + std::uint32_t(jBegin * res)];
+    const std::uint32_t endLayer = store.seedOffsets[ldiBase + std::uint32_t(jEnd * res)];
+    if (scratch.sums.size() < endLayer - firstLayer) {
+      scratch.sums.assign(endLayer - firstLayer, ShareSums());
+      scratch.touched.assign(endLayer - firstLayer + 1, 0);
+    }
+    // Plain pointers and a local count, so that the compiler keeps them in registers across the shares.
+    ShareSums* const sums = scratch.sums.data();
+    std::uint32_t* const touched = scratch.touched.data();
+    const bool box = kernel == SplatKernel::Box;
+    const std::uint32_t* const offsets = store.seedOffsets.data();
+    const PixelPlanes* const pixelPlanes = store.pixelPlanes.data();
+    for (std::uint32_t h = 0; h < group.size(); ++h) {
+      const HemicubeSplats& hs = group[h];
+      std::size_t touchedCount = 0;
+      const std::uint32_t own = hs.ownStart[std::size_t(band) + 1] - hs.ownStart[std::size_t(band)];
+      const std::uint32_t reaching = hs.reachingStart[std::size_t(band) + 1] - hs.reachingStart[std::size_t(band)];
+      for (std::uint32_t k = 0; k < own + reaching; ++k) {
+        const SplatRecord& rec = k < own ? hs.records[hs.ownStart[std::size_t(band)] + k]
+                                         : hs.records[hs.reaching[hs.reachingStart[std::size_t(band)] + k - own]];
+        const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
+        const ShareSums boxShare(rec.value, rec.boxShare);
+        const PixelRun* const runs = hs.runs.data() + rec.firstRun;
+        std::uint32_t share = rec.firstShare;  // Gaussian: the share of the run's first pixel
+        for (std::uint32_t r = 0; r < rec.runCount; ++r) {
+          const PixelRun& run = runs[r];
+          const int length = run.last - run.first + 1;
+          if (run.j < jBegin || run.j >= jEnd) {
+            share += std::uint32_t(length);
+            continue;
+          }
+          std::uint32_t g = ldiBase + std::uint32_t(run.j * res + run.first);
+          std::uint32_t lo = offsets[g];  // the pixel's first layer; the next pixel's is its end
+          for (int i = run.first; i <= run.last; ++i, ++g, ++share) {
+            const std::uint32_t hi = offsets[g + 1];
+            std::int32_t layer;
+            if (hi - lo <= 4) {
+              const int slot = nearestOfFour(pixelPlanes[g], plane);
+              layer = slot < 0 ? -1 : std::int32_t(lo) + slot;
+            } else {
+              layer = nearestSeededLayer(g, rec.p, rec.n);
+            }
+            lo = hi;
+            const ShareSums add = box ? boxShare : ShareSums(rec.value, hs.shares[share]);
+            if (layer < 0) {
+              if (i == rec.ownI && run.j == rec.ownJ) misses.push_back(missOf(g, h, rec, add));
+              continue;
+            }
+            const std::uint32_t local = std::uint32_t(layer) - firstLayer;
+            touched[touchedCount] = local;                     // kept only on the first touch
+            touchedCount += sums[local].addFirst(add) ? 1 : 0;  // (every share has a > 0)
+          }
+        }
+      }
+      for (std::size_t t = 0; t < touchedCount; ++t) {
+        ShareSums& sum = sums[touched[t]];
+        store.totals[firstLayer + touched[t]].add(sum.mean());
+        sum = ShareSums();
+      }
+    }
   }
 
   // The nearest layer of global pixel g that a sample at p with normal n lies on, among the seeded layers or
@@ -427,13 +659,12 @@ struct InsertionPass {
     return {dropped, splats};
   }
 
-  // The ordered pass after the parallel one: the own-pixel shares no seeded layer took, in sample order;
-  // results[k] is the call's hemicube groupStart + k. placeShare tries the seeded layers again (and fails): a
-  // few extra plane tests for the rare shares that get here, so that one function holds the whole rule.
-  void placeMisses(std::span<const HemicubeResult> results, std::uint32_t groupStart) const {
-    for (std::uint32_t k = 0; k < results.size(); ++k)
-      for (const OwnPixelMiss& m : results[k].misses)
-        placeShare(m.pixel, true, m.position, m.normal, groupStart + k, m.sample, m.area, m.areaValue);
+  // The ordered pass after the parallel one: the own-pixel shares no seeded layer took, in (hemicube, sample)
+  // order; a miss's hemicube is the call's hemicube groupStart + hemicube. placeShare tries the seeded layers again
+  // (and fails): a few extra plane tests for the rare shares that get here, so that one function holds the rule.
+  void placeMisses(std::span<const OwnPixelMiss> misses, std::uint32_t groupStart) const {
+    for (const OwnPixelMiss& m : misses)
+      placeShare(m.pixel, true, m.position, m.normal, groupStart + m.hemicube, m.sample, m.area, m.areaValue);
     flushPending();
   }
 
@@ -506,53 +737,65 @@ void LdcBuilder::indexSeededLayers() {
     store.head[g] = first >= 0 ? static_cast<std::int32_t>(store.seedOffsets[g]) : -1;
   }
   store.seedOffsets.back() = static_cast<std::uint32_t>(ordered.size());
+  PixelPlanes unused;
+  std::fill(std::begin(unused.nx), std::end(unused.nx), 0.0f);
+  std::fill(std::begin(unused.ny), std::end(unused.ny), 0.0f);
+  std::fill(std::begin(unused.nz), std::end(unused.nz), 0.0f);
+  std::fill(std::begin(unused.d), std::end(unused.d), std::numeric_limits<float>::infinity());
+  store.pixelPlanes.assign(store.head.size(), unused);
+  for (std::size_t g = 0; g < store.head.size(); ++g)
+    for (std::uint32_t k = 0; k < 4 && store.seedOffsets[g] + k < store.seedOffsets[g + 1]; ++k) {
+      const glm::vec4& plane = store.seedPlanes[store.seedOffsets[g] + k];
+      store.pixelPlanes[g].nx[k] = plane.x;
+      store.pixelPlanes[g].ny[k] = plane.y;
+      store.pixelPlanes[g].nz[k] = plane.z;
+      store.pixelPlanes[g].d[k] = plane.w;
+    }
   store.layers = std::move(ordered);
   store.totals = std::move(orderedTotals);
 }
 
 namespace {
 
-// After the seeds, in three passes:
-//   1. In parallel over hemicubes, each hemicube's samples in order (HemicubeSums, one per thread): every share
-//      that lies on a seeded layer adds to that layer's Σ a·E and Σ a, and the hemicube's mean on every layer it
-//      reached is listed. Each sum is formed in sample order, whatever thread forms it.
-//   2. In hemicube order, each layer adds the means (in parallel over ranges of layers, each range taking every
-//      hemicube's means in order, so every total is summed in hemicube order).
-//   3. In sample order, the own-pixel shares that lay on no seeded layer open or join layers (placeShare).
+// After the seeds, group by group of hemicubes (at most kGroupSamples samples, or one hemicube), in three steps:
+//   1. In parallel over hemicubes: every sample is warped and splatted, and listed by the bands its rows reach.
+//   2. In parallel over bands: each band takes every hemicube of the group in order, adding the shares that lie on
+//      its seeded layers and then each reached layer's hemicube mean to the layer's total (InsertionPass::sumBand).
+//      One thread holds a band's layers for the whole group, so they are read from memory once a group.
+//   3. In (hemicube, sample) order, the own-pixel shares that lay on no seeded layer open or join layers.
 void insertAfterSeeds(const InsertionPass& pass, LdcBuilder::Scratch& scratch, BuilderStats& stats) {
-  LdcBuilder::Layers& store = pass.store;
-  const std::size_t seededLayers = store.seedPlanes.size();
-  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-  // Hemicubes in groups of eight a thread: enough that hemicubes of different sizes even out over the threads,
-  // few enough that the means waiting for step 2 take a few tens of hemicubes' worth of memory however large
-  // the batch.
-  const std::size_t groupSize = 8 * threads;
-  std::vector<HemicubeResult>& results = scratch.results;
-  results.resize(std::min(groupSize, pass.hemicubes.size()));
-  // One range of layers a thread: each range reads every mean, so more ranges would only read them more often.
-  const std::size_t ranges = std::clamp<std::size_t>(seededLayers / 4096, 1, threads);
-  for (std::size_t first = 0; first < pass.hemicubes.size(); first += groupSize) {
-    const std::size_t count = std::min(groupSize, pass.hemicubes.size() - first);
+  const std::size_t bands = static_cast<std::size_t>(3 * pass.bandsPerLdi);
+  scratch.misses.resize(bands);
+  std::vector<OwnPixelMiss> misses;
+  for (std::size_t first = 0; first < pass.hemicubes.size();) {
+    std::size_t count = 0, samples = 0;
+    while (first + count < pass.hemicubes.size() && (count == 0 || samples < kGroupSamples))
+      samples += pass.hemicubes[first + count++].size();
+    if (scratch.splats.size() < count) scratch.splats.resize(count);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-      HemicubeSums& sums = scratch.sums.local();
-      if (sums.sums.size() != seededLayers) {
-        sums.sums.assign(seededLayers, glm::vec4(0.0f));
-        sums.touched.assign(seededLayers + 1, 0);
+      HemicubeScratch& buffers = scratch.buffers.local();
+      for (std::size_t h = r.begin(); h != r.end(); ++h)
+        pass.splatHemicube(pass.hemicubes[first + h], buffers, scratch.splats[h]);
+    });
+    const std::span<const HemicubeSplats> group(scratch.splats.data(), count);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bands, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+      BandSums& sums = scratch.bandSums.local();
+      for (std::size_t band = r.begin(); band != r.end(); ++band) {
+        scratch.misses[band].clear();
+        pass.sumBand(static_cast<int>(band), group, sums, scratch.misses[band]);
       }
-      for (std::size_t h = r.begin(); h != r.end(); ++h) pass.sumHemicube(pass.hemicubes[first + h], sums, results[h]);
     });
-    const std::span<const HemicubeResult> done(results.data(), count);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, ranges, 1), [&](const tbb::blocked_range<std::size_t>& r) {
-      const std::size_t lo = seededLayers * r.begin() / ranges, hi = seededLayers * r.end() / ranges;
-      for (const HemicubeResult& result : done)
-        for (const HemicubeResult::LayerMean& m : result.means)
-          if (m.layer >= lo && m.layer < hi) store.totals[m.layer].add(m.mean);
+    misses.clear();
+    for (const std::vector<OwnPixelMiss>& band : scratch.misses) misses.insert(misses.end(), band.begin(), band.end());
+    std::sort(misses.begin(), misses.end(), [](const OwnPixelMiss& x, const OwnPixelMiss& y) {
+      return std::tie(x.hemicube, x.sample) < std::tie(y.hemicube, y.sample);
     });
-    pass.placeMisses(done, static_cast<std::uint32_t>(first));
-    for (const HemicubeResult& result : done) {
-      stats.droppedSamples += result.dropped;
-      stats.splatRecords += result.splats;
+    pass.placeMisses(misses, static_cast<std::uint32_t>(first));
+    for (const HemicubeSplats& hemicube : group) {
+      stats.droppedSamples += hemicube.dropped;
+      stats.splatRecords += hemicube.splats;
     }
+    first += count;
   }
 }
 
@@ -577,13 +820,13 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
   const bool parallel = m_seeded && !seedOnly;
   if (parallel && m_layers->seedOffsets.empty()) indexSeededLayers();
   const int res = m_frame.resolution();
-  const int tileSize = sortTileSize(res);
+  const int bandRows = bandRowsFor(res);
   const InsertionPass pass{m_frame,
                            *m_layers,
                            hemicubes,
                            res,
-                           tileSize,
-                           (res + tileSize - 1) / tileSize,
+                           bandRows,
+                           (res + bandRows - 1) / bandRows,
                            m_params.epsDistance,
                            1.0f - m_params.epsNormal,
                            kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize(),

@@ -9,17 +9,20 @@
 // gives a pixel is matched by that sample's own plane (p, n). It goes to the nearest seeded layer of the pixel
 // with |p·n_l − d_l| < ε_d and n·n_l > 1 − ε_n; failing one, a share of the sample's own pixel goes to the
 // nearest layer an earlier sample opened there (sample order: hemicube, then atlas texel) or opens one, and
-// spill into the pixels around is dropped. How, once the geometry has seeded the layers:
-//   1. In parallel over hemicubes, one thread a hemicube: its samples are warped and sorted by the LDI tile
-//      they fall in (stably, so a tile's samples stay in sample order, and the tile's layers in the cache),
-//      their splats rasterised once, and every share matched against the pixel's seeded layers (which no
-//      longer change; their planes sit in one flat array in store order). A matched share adds to its layer's
-//      Σ a·E and Σ a in the thread's array of sums; at the end of the hemicube each layer it reached takes its
-//      mean. Own-pixel shares that matched no seeded layer are listed.
-//   2. Each layer adds the hemicubes' means in hemicube order (in parallel over ranges of layers).
+// spill into the pixels around is dropped. How, once the geometry has seeded the layers, for each group of
+// hemicubes (about half a million samples):
+//   1. In parallel over hemicubes, one thread a hemicube: its samples are warped, ordered by the band of LDI rows
+//      (R/16 rows) their own pixel lies in, and their splats rasterised once, into runs of pixels.
+//   2. In parallel over bands, one thread a band: every hemicube of the group in order, the shares of its samples
+//      in the band's rows (the band's own samples in sample order, then those of other bands whose splats reach
+//      into it) matched against each pixel's seeded planes, four at a time, and added to the band's sums of that
+//      layer, Σ a·E and Σ a. When the hemicube is done, each layer it reached adds its mean to its total. One
+//      thread holds a band's planes, sums and totals (under a MiB) for the whole group, in the core's cache.
+//      Own-pixel shares that matched no seeded layer are listed.
 //   3. In sample order, the listed own-pixel shares open or join layers.
-// Every sum is formed in one fixed order (tile, then sample), whatever thread forms it. Without seeds (and while
-// seeding) a share's layer depends on the shares before it, so every share goes through step 3's ordered matching.
+// Every sum is formed in one fixed order (band, then sample) and every total in hemicube order, whatever thread
+// forms it. Without seeds (and while seeding) a share's layer depends on the shares before it, so every share goes
+// through step 3's ordered matching.
 //
 // Accumulation: the area-weighted mean of each hemicube. A hemicube pixel s carries E_s, the radiosity its VPL
 // gives the surface point it sees, and A_s = dω·r²/cos θ, the surface area it covers (footprintArea). Its

@@ -499,10 +499,10 @@ LdcParams storeParams(const scene::Scene& scene, const BakeOptions& options) {
 }  // namespace
 
 std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& options) {
-  constexpr double kBytesPerLayer = 200.0;           // builder layers and totals, seeds, store, GPU warp buffers
-  constexpr double kBytesPerLayerAndThread = 20.0;   // the CPU warp's sums of one hemicube, one array a thread
-  constexpr double kBytesPerPixel = 16.0;            // offset arrays of the builder, the store and the warp
-  constexpr double kFixedBytes = 256.0 * (1 << 20);  // GL, hemicube atlas, VPLs
+  constexpr double kBytesPerLayer = 200.0;  // builder layers and totals, seeds, store, GPU warp buffers
+  constexpr double kBytesPerPixel = 80.0;   // offset arrays of the builder, the store and the warp; the CPU warp's
+                                            // four planes a pixel (64 bytes)
+  constexpr double kFixedBytes = 320.0 * (1 << 20);  // GL, hemicube atlas, VPLs, the CPU warp's splats of a group
   const LdcFrame frame(resolveParams(storeParams(scene, options)));
   const double pixelArea = double(frame.pixelSize()) * double(frame.pixelSize());
   // Each triangle seeds the pixels it covers in the LDI of its dominant axis: its area times the
@@ -517,9 +517,7 @@ std::uint64_t estimateBakeBytes(const scene::Scene& scene, const BakeOptions& op
       layers += 0.5 * double(std::max({doubleAreaNormal.x, doubleAreaNormal.y, doubleAreaNormal.z})) / pixelArea;
     }
   }
-  const double threads = double(tbb::this_task_arena::max_concurrency());
-  return std::uint64_t(kFixedBytes + (kBytesPerLayer + kBytesPerLayerAndThread * threads) * layers +
-                       kBytesPerPixel * double(frame.pixelCount()));
+  return std::uint64_t(kFixedBytes + kBytesPerLayer * layers + kBytesPerPixel * double(frame.pixelCount()));
 }
 
 void checkBakeMemory(const scene::Scene& scene, const BakeOptions& options) {
