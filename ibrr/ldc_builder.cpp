@@ -712,8 +712,30 @@ void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
   insertSamples(std::span<const HemicubeSampleView>(&seeds, 1), true);
 }
 
-// Renumbers the layers into store order and indexes the seeded ones (Layers::seedOffsets, seedPlanes): done once,
-// when the first hemicube after the seeds arrives, when every layer is a seeded one.
+namespace {
+// Each pixel's first four planes (PixelPlanes) of the seed index (Layers::seedOffsets, seedPlanes).
+std::vector<PixelPlanes> firstFourPlanes(const std::vector<std::uint32_t>& offsets,
+                                         const std::vector<glm::vec4>& planes) {
+  PixelPlanes unused;
+  std::fill(std::begin(unused.nx), std::end(unused.nx), 0.0f);
+  std::fill(std::begin(unused.ny), std::end(unused.ny), 0.0f);
+  std::fill(std::begin(unused.nz), std::end(unused.nz), 0.0f);
+  std::fill(std::begin(unused.d), std::end(unused.d), std::numeric_limits<float>::infinity());
+  std::vector<PixelPlanes> result(offsets.size() - 1, unused);
+  for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
+    for (std::uint32_t k = 0; k < 4 && offsets[g] + k < offsets[g + 1]; ++k) {
+      const glm::vec4& plane = planes[offsets[g] + k];
+      result[g].nx[k] = plane.x;
+      result[g].ny[k] = plane.y;
+      result[g].nz[k] = plane.z;
+      result[g].d[k] = plane.w;
+    }
+  return result;
+}
+}  // namespace
+
+// Renumbers the layers into store order and indexes the seeded ones (Layers::seedOffsets, seedPlanes,
+// pixelPlanes): done once, when the first hemicube after the seeds arrives, when every layer is a seeded one.
 void LdcBuilder::indexSeededLayers() {
   Layers& store = *m_layers;
   std::vector<BuildLayer> ordered;
@@ -737,20 +759,7 @@ void LdcBuilder::indexSeededLayers() {
     store.head[g] = first >= 0 ? static_cast<std::int32_t>(store.seedOffsets[g]) : -1;
   }
   store.seedOffsets.back() = static_cast<std::uint32_t>(ordered.size());
-  PixelPlanes unused;
-  std::fill(std::begin(unused.nx), std::end(unused.nx), 0.0f);
-  std::fill(std::begin(unused.ny), std::end(unused.ny), 0.0f);
-  std::fill(std::begin(unused.nz), std::end(unused.nz), 0.0f);
-  std::fill(std::begin(unused.d), std::end(unused.d), std::numeric_limits<float>::infinity());
-  store.pixelPlanes.assign(store.head.size(), unused);
-  for (std::size_t g = 0; g < store.head.size(); ++g)
-    for (std::uint32_t k = 0; k < 4 && store.seedOffsets[g] + k < store.seedOffsets[g + 1]; ++k) {
-      const glm::vec4& plane = store.seedPlanes[store.seedOffsets[g] + k];
-      store.pixelPlanes[g].nx[k] = plane.x;
-      store.pixelPlanes[g].ny[k] = plane.y;
-      store.pixelPlanes[g].nz[k] = plane.z;
-      store.pixelPlanes[g].d[k] = plane.w;
-    }
+  store.pixelPlanes = firstFourPlanes(store.seedOffsets, store.seedPlanes);
   store.layers = std::move(ordered);
   store.totals = std::move(orderedTotals);
 }
