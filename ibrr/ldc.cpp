@@ -49,6 +49,8 @@ LayeredDepthCube::LayeredDepthCube(const LdcParams& resolved, std::uint64_t vplC
     if (m_offsets[k] < m_offsets[k - 1]) throw Error("LDC offsets decrease at pixel " + std::to_string(k - 1));
   for (std::size_t k = 0; k < m_layers.size(); ++k)
     if (!finite(m_layers[k])) throw Error("LDC layer " + std::to_string(k) + " holds a non-finite value");
+  m_normals.resize(m_layers.size());
+  for (std::size_t k = 0; k < m_layers.size(); ++k) m_normals[k] = octDecode(m_layers[k].normal);
 }
 
 void LayeredDepthCube::setBiasCompensation(std::uint32_t raysPerLayer, std::uint32_t passes) {
@@ -76,7 +78,7 @@ const PackedLayer* LayeredDepthCube::matchLayer(std::uint32_t globalPixel, const
   const float minCos = 1.0f - m_params.epsNormal;
   for (std::uint32_t k = m_offsets[globalPixel]; k < m_offsets[globalPixel + 1]; ++k) {
     const PackedLayer& layer = m_layers[k];
-    const glm::vec3 ln = octDecode(layer.normal);
+    const glm::vec3& ln = m_normals[k];
     const float dist = std::fabs(glm::dot(p, ln) - layer.d);
     if (dist < bestDist && glm::dot(n, ln) > minCos) {
       best = &layer;

@@ -118,6 +118,7 @@ private:
   std::uint32_t m_biasCompensationPasses = 0;
   std::vector<std::uint32_t> m_offsets;
   std::vector<PackedLayer> m_layers;
+  std::vector<glm::vec3> m_normals;  // each layer's octDecode(normal), decoded once for matchLayer
 };
 
 // The store holding both contributions: layers of b that match a layer of a in the same pixel (b's plane,

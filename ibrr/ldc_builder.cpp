@@ -263,9 +263,9 @@ struct LdcBuilder::Layers {
 struct SplatRecord {
   glm::vec3 p{0.0f};
   glm::vec3 n{0.0f};
-  glm::vec3 value{0.0f};       // E
-  float boxShare = 0.0f;       // SplatBuffer::boxShare
-  std::uint32_t firstRun = 0;  // into HemicubeSplats::runs
+  glm::vec3 value{0.0f};         // E
+  float boxShare = 0.0f;         // SplatBuffer::boxShare
+  std::uint32_t firstRun = 0;    // into HemicubeSplats::runs
   std::uint32_t firstShare = 0;  // Gaussian kernel: into HemicubeSplats::shares
   std::uint32_t sample = 0;      // its index in the hemicube
   std::uint16_t runCount = 0;
@@ -348,7 +348,7 @@ struct OwnPixelMiss {
 };
 
 struct LdcBuilder::Scratch {
-  std::vector<HemicubeSplats> splats;  // the group's hemicubes
+  std::vector<HemicubeSplats> splats;             // the group's hemicubes
   std::vector<std::vector<OwnPixelMiss>> misses;  // one list a band
   tbb::enumerable_thread_specific<HemicubeScratch> buffers;
   tbb::enumerable_thread_specific<BandSums> bandSums;
@@ -498,7 +498,8 @@ struct InsertionPass {
     for (std::size_t b = 2; b < out.reachingStart.size(); ++b) out.reachingStart[b] += out.reachingStart[b - 1];
     out.reaching.resize(out.reachingStart.back());
     for (std::uint32_t r = 0; r < out.records.size(); ++r)
-      forEachReachedBand(out.records[r], out, [&](int b) { out.reaching[out.reachingStart[std::size_t(b) + 1]++] = r; });
+      forEachReachedBand(out.records[r], out,
+                         [&](int b) { out.reaching[out.reachingStart[std::size_t(b) + 1]++] = r; });
     out.reachingStart.pop_back();
   }
 
@@ -575,7 +576,7 @@ struct InsertionPass {
               continue;
             }
             const std::uint32_t local = std::uint32_t(layer) - firstLayer;
-            touched[touchedCount] = local;                     // kept only on the first touch
+            touched[touchedCount] = local;                      // kept only on the first touch
             touchedCount += sums[local].addFirst(add) ? 1 : 0;  // (every share has a > 0)
           }
         }

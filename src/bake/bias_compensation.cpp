@@ -318,7 +318,8 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     BiasCompensationStats passStats;
     const std::uint64_t pointsPerLayer = passOptions.raysPerLayer;
     std::vector<glm::vec3> increment = compensationPass(
-        estimator, store, passOptions, passStats, [&](std::uint64_t layers) { advance(layers * pointsPerLayer); });
+        estimator, store, passOptions, passStats,
+        [&](std::uint64_t layerCount) { advance(layerCount * pointsPerLayer); });
     stats.rays += passStats.rays;
     if (pass == 0) stats.layersWithoutSurface = passStats.layersWithoutSurface;
     if (options.shareMissing) options.shareMissing(increment);

@@ -63,12 +63,10 @@ Hit fromRtcHit(const RTCRayHit& rh) {
   return hit;
 }
 
-glm::vec3 wrapLookup(const scene::Texture& texture, int x, int y) {
-  x %= texture.width;
-  y %= texture.height;
-  if (x < 0) x += texture.width;
-  if (y < 0) y += texture.height;
-  return texture.texels[std::size_t(y) * texture.width + x];
+// x wrapped into [0, size).
+int wrapIndex(int x, int size) {
+  x %= size;
+  return x < 0 ? x + size : x;
 }
 
 // Bilinear lookup with wrapping. Texture coordinates follow OpenGL/OBJ: v = 0 is the bottom row,
@@ -79,9 +77,14 @@ glm::vec3 sampleTexture(const scene::Texture& texture, glm::vec2 uv) {
   const float y = (1.0f - uv.y) * float(texture.height) - 0.5f;
   const float fx = std::floor(x), fy = std::floor(y);
   const float ax = x - fx, ay = y - fy;
-  const int ix = int(fx), iy = int(fy);
-  const glm::vec3 top = glm::mix(wrapLookup(texture, ix, iy), wrapLookup(texture, ix + 1, iy), ax);
-  const glm::vec3 bottom = glm::mix(wrapLookup(texture, ix, iy + 1), wrapLookup(texture, ix + 1, iy + 1), ax);
+  // Wrapped once, not at each of the four texels (a division each).
+  const int x0 = wrapIndex(int(fx), texture.width), y0 = wrapIndex(int(fy), texture.height);
+  const int x1 = x0 + 1 == texture.width ? 0 : x0 + 1, y1 = y0 + 1 == texture.height ? 0 : y0 + 1;
+  auto texel = [&](int i, int j) {
+    return texture.texels[std::size_t(j) * std::size_t(texture.width) + std::size_t(i)];
+  };
+  const glm::vec3 top = glm::mix(texel(x0, y0), texel(x1, y0), ax);
+  const glm::vec3 bottom = glm::mix(texel(x0, y1), texel(x1, y1), ax);
   return glm::mix(top, bottom, ay);
 }
 
