@@ -284,7 +284,10 @@ void addBakeCommand(CLI::App& app) {
       ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);
-  command->add_option("--direct-points", b.directPoints, "ibrr --direct rays: jittered points per store layer")
+  command
+      ->add_option("--direct-points", b.directPoints,
+                   "ibrr --direct rays: jittered points per store layer (a layer whose first 4 points agree, no "
+                   "penumbra and under 2% apart, stops at 4)")
       ->capture_default_str();
   command
       ->add_option("--direct-samples", b.directSamples,

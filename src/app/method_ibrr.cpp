@@ -71,7 +71,7 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
       "overlapped), waiting for the warp %.2f s\n",
       s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
   if (settings.direct == bake::DirectLight::Rays)
-    std::printf("direct light     %.2f s (in the time above): %u points per layer, %u shadow rays per point and "
+    std::printf("direct light     %.2f s (in the time above): up to %u points per layer, %u shadow rays per point and "
                 "emissive triangle, %.1f M rays (%.1f M/s); %llu layers found no surface under them\n",
                 s.directSeconds, settings.directPoints, settings.directSamples, double(s.directRays) * 1e-6,
                 s.directSeconds > 0 ? double(s.directRays) * 1e-6 / s.directSeconds : 0.0,

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 namespace ibrr::bake {
@@ -17,6 +18,18 @@ namespace {
 
 constexpr std::uint32_t kDirectStream = 0x44495243U;  // "DIRC"
 constexpr std::uint32_t kCosineStream = 0xC05C05C0U;  // the cosine rays' set, beside the lights' (one per light)
+
+// The points every layer takes; a layer takes the rest of its points only where their shadow rays disagree or
+// their irradiances differ by more than kPointSpread of their mean.
+constexpr std::uint32_t kFirstPoints = 4;
+constexpr float kPointSpread = 0.02f;
+
+// The shadow rays of a layer's points so far: how many reached their light and how many were blocked.
+struct ShadowTally {
+  std::uint32_t visible = 0, blocked = 0;
+  void add(bool reached) { ++(reached ? visible : blocked); }
+  bool agree() const { return visible == 0 || blocked == 0; }
+};
 
 // Cosine rays per light sample at a point near an emitter (nearAnEmitter).
 constexpr std::uint32_t kCosineRaysPerLightSample = 4;
@@ -47,7 +60,8 @@ bool nearAnEmitter(const scene::Scene& scene, const glm::vec3& x) {
 // numbers k·S .. k·S + S − 1 of the layer's Sobol set for that light (S = samplesPerLight).
 glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet& lights, std::uint32_t light,
                           const rays::SurfacePoint& x, std::uint32_t k, std::uint32_t layerStream,
-                          std::uint32_t cosineRays, const DirectLightOptions& options, std::uint64_t& rays) {
+                          std::uint32_t cosineRays, const DirectLightOptions& options, std::uint64_t& rays,
+                          ShadowTally& tally) {
   const scene::Scene& scene = embree.scene();
   const std::uint32_t local = lights.localIndex(light);
   // I(ω)·cosθx/r² for a point or spot light at `position`, with its shadow ray.
@@ -61,8 +75,9 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const glm::vec3 intensity = intensityTowards(-omega);
     if (!glm::any(glm::greaterThan(intensity, glm::vec3(0.0f)))) return glm::vec3(0.0f);
     ++rays;
-    return embree.visibleLight(embree.offsetOrigin(x, toLight), position, glm::vec3(0.0f)) ? intensity * (cosX / r2)
-                                                                                           : glm::vec3(0.0f);
+    const bool visible = embree.visibleLight(embree.offsetOrigin(x, toLight), position, glm::vec3(0.0f));
+    tally.add(visible);
+    return visible ? intensity * (cosX / r2) : glm::vec3(0.0f);
   };
   switch (lights.kind(light)) {
     case rays::LightKind::Point: {
@@ -95,7 +110,9 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const float cosY = -glm::dot(emitter.normal, omega);
     if (!(cosX > 0.0f) || !(cosY > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) continue;
     ++rays;
-    if (!embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal)) continue;
+    const bool visible = embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal);
+    tally.add(visible);
+    if (!visible) continue;
     const float lightPdf = r2 / (emitter.area * cosY);  // solid angle, one uniform point on the triangle
     sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, options.samplesPerLight, cosineRays));
   }
@@ -143,16 +160,31 @@ glm::vec3 layerDirectLight(const rays::EmbreeScene& embree, const rays::LightSet
   const std::uint32_t stream = rays::hashCombine(rays::hashCombine(kDirectStream, options.seed), layerIndex);
   glm::vec3 sum(0.0f);
   std::uint32_t found = 0;
+  ShadowTally tally;
+  bool castCosineRays = false;
+  float pointMin = std::numeric_limits<float>::infinity(), pointMax = 0.0f;  // of the points' E_r + E_g + E_b
   for (std::uint32_t k = 0; k < options.points; ++k) {
+    // A layer whose first points all found its surface, cast no cosine rays, whose shadow rays all agree (no
+    // penumbra, no edge of the surface in the pixel) and whose points' irradiances lie within kPointSpread of
+    // their mean (the light barely changes across the pixel) stops there.
+    if (k == kFirstPoints && found == kFirstPoints && !castCosineRays && tally.agree() &&
+        pointMax - pointMin <= kPointSpread * (pointMax + pointMin) * 0.5f)
+      break;
     const glm::vec2 jitter = rays::sobolPair(k, stream, 0);
     const std::optional<rays::SurfacePoint> x = layerSurfacePoint(embree, store, pixel, layerIndex, jitter, rays);
     if (!x) continue;
     ++found;
     const std::uint32_t cosineRays =
         nearAnEmitter(embree.scene(), x->position) ? kCosineRaysPerLightSample * options.samplesPerLight : 0;
+    castCosineRays = castCosineRays || cosineRays > 0;
+    glm::vec3 point(0.0f);
     for (std::uint32_t light = 0; light < lights.size(); ++light)
-      sum += lightIrradiance(embree, lights, light, *x, k, stream, cosineRays, options, rays);
-    if (cosineRays > 0) sum += cosineSampledEmission(embree, lights, *x, k, stream, cosineRays, options, rays);
+      point += lightIrradiance(embree, lights, light, *x, k, stream, cosineRays, options, rays, tally);
+    if (cosineRays > 0) point += cosineSampledEmission(embree, lights, *x, k, stream, cosineRays, options, rays);
+    sum += point;
+    const float total = point.x + point.y + point.z;
+    pointMin = std::min(pointMin, total);
+    pointMax = std::max(pointMax, total);
   }
   foundSurface = found > 0;
   return found > 0 ? sum / float(found) : glm::vec3(0.0f);
