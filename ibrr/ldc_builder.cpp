@@ -31,7 +31,8 @@ constexpr std::size_t kMaxBoxRuns = 2 * (4 * static_cast<std::size_t>(kMaxSplatH
 // A Gaussian splat: V ⪯ (2·16²/3 + 1/12)·I, so its cut-off box reaches 2·√170.75 < 27 pixels from the centre:
 // at most 55 × 55 pixels.
 constexpr std::size_t kMaxGaussianPixels = 55 * 55;
-// The rows of one band, the parallel pass's unit of work: R/16 rows (at least 4), so an LDI has 16 bands. A band's
+// The rows of one band, the parallel pass's unit of work: R/16 rows (at least 4), so an LDI has 16 bands (more
+// below R = 64). A band's
 // layers with their planes, sums and totals (at R = 256 about 8K layers, 64 bytes each: half a MiB) stay in the
 // core's cache while one thread adds every hemicube of a group to them.
 int bandRowsFor(int resolution) { return std::max(4, resolution / 16); }
@@ -171,17 +172,21 @@ struct alignas(64) PixelPlanes {
 struct SamplePlane {
 #if defined(__SSE2__)
   __m128 px, py, pz, nx, ny, nz, epsDistance, minCos;
-#endif
+  SamplePlane(const glm::vec3& p, const glm::vec3& n, float epsD, float minC)
+      : px(_mm_set1_ps(p.x)),
+        py(_mm_set1_ps(p.y)),
+        pz(_mm_set1_ps(p.z)),
+        nx(_mm_set1_ps(n.x)),
+        ny(_mm_set1_ps(n.y)),
+        nz(_mm_set1_ps(n.z)),
+        epsDistance(_mm_set1_ps(epsD)),
+        minCos(_mm_set1_ps(minC)) {}
+#else
   glm::vec3 p, n;
   float eps = 0.0f, cosine = 0.0f;
   SamplePlane(const glm::vec3& position, const glm::vec3& normal, float epsD, float minC)
-      : p(position), n(normal), eps(epsD), cosine(minC) {
-#if defined(__SSE2__)
-    px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), pz = _mm_set1_ps(p.z);
-    nx = _mm_set1_ps(n.x), ny = _mm_set1_ps(n.y), nz = _mm_set1_ps(n.z);
-    epsDistance = _mm_set1_ps(epsD), minCos = _mm_set1_ps(minC);
+      : p(position), n(normal), eps(epsD), cosine(minC) {}
 #endif
-  }
 };
 
 // The slot (0–3) of the nearest of a pixel's four planes that the sample lies on, or -1: planeDistance's test of
@@ -264,7 +269,7 @@ struct SplatRecord {
   glm::vec3 p{0.0f};
   glm::vec3 n{0.0f};
   glm::vec3 value{0.0f};         // E
-  float boxShare = 0.0f;         // SplatBuffer::boxShare
+  float boxShare = 0.0f;         // SplatShape::boxShare
   std::uint32_t firstRun = 0;    // into HemicubeSplats::runs
   std::uint32_t firstShare = 0;  // Gaussian kernel: into HemicubeSplats::shares
   std::uint32_t sample = 0;      // its index in the hemicube
@@ -276,7 +281,7 @@ struct SplatRecord {
 // One hemicube's samples, splatted, by band: the records of the samples whose own pixel lies in band b are
 // records[ownStart[b] .. ownStart[b+1]) (in sample order), and the records of other bands whose rows reach into
 // b are reaching[reachingStart[b] .. reachingStart[b+1]) (by their band, then sample order). So a band reads its
-// records from one stretch of memory, and a record's runs follow the record before.
+// records from one stretch of memory, and the runs lie in the records' order.
 struct HemicubeSplats {
   std::vector<SplatRecord> records;
   std::vector<PixelRun> runs;
@@ -288,11 +293,13 @@ struct HemicubeSplats {
   std::uint64_t splats = 0;
 };
 
-// A thread's buffers for splatting one hemicube: its warped samples and their order by band.
+// A thread's buffers for splatting one hemicube: its warped samples, their order by band and the counting sort's
+// next slot of each band.
 struct HemicubeScratch {
   SplatBuffer splat;
   std::vector<WarpedSample> warped;
   std::vector<std::uint32_t> order;
+  std::vector<std::uint32_t> next;
 };
 
 // A share (a·E, a), or a layer's sums of shares (Σ a·E, Σ a): one vector addition a share with SSE2, the same
@@ -465,12 +472,10 @@ struct InsertionPass {
     out.dropped = hc.size() - scratch.warped.size();
     for (std::size_t b = 1; b <= bands; ++b) out.ownStart[b] += out.ownStart[b - 1];
     scratch.order.resize(scratch.warped.size());
-    {
-      std::vector<std::uint32_t> next(out.ownStart.begin(), out.ownStart.end() - 1);
-      for (std::uint32_t w = 0; w < scratch.warped.size(); ++w) {
-        const WarpedSample& ws = scratch.warped[w];
-        scratch.order[next[std::size_t(bandOf(ws.ldi, ws.ownJ))]++] = w;
-      }
+    scratch.next.assign(out.ownStart.begin(), out.ownStart.end() - 1);
+    for (std::uint32_t w = 0; w < scratch.warped.size(); ++w) {
+      const WarpedSample& ws = scratch.warped[w];
+      scratch.order[scratch.next[std::size_t(bandOf(ws.ldi, ws.ownJ))]++] = w;
     }
     out.records.resize(scratch.warped.size());
     out.runs.clear();

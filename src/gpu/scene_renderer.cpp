@@ -179,7 +179,8 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
           m_drawCounts.back() += range.indexCount;
         } else {
           m_drawCounts.push_back(range.indexCount);
-          m_drawOffsets.push_back(reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
+          m_drawOffsets.push_back(
+              reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
         }
         nextIndex = range.firstIndex + range.indexCount;
       }

@@ -2,8 +2,8 @@
 // The one scene draw loop every pass calls ("the solver asks, the host draws"): the scene's meshes
 // live on the GPU once, grouped by material and cut into spatially coherent chunks (triangles in
 // Morton order of their centroids, at most kChunkTriangles each) with bounding boxes, and draw()
-// issues the chunks inside the view frustum with the standard uniforms of
-// shaders/scene_uniforms.glsl set per draw. A pass binds its own program and target, then calls
+// issues the chunks inside the view frustum, one glMultiDrawElements per material with the standard
+// uniforms of shaders/scene_uniforms.glsl set for it. A pass binds its own program and target, then calls
 // draw() with its view-projection.
 #include "gpu/resources.hpp"
 #include "shaders/interface.glsl"
