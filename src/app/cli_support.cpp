@@ -60,7 +60,9 @@ void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
       ->capture_default_str();
   command
       .add_option("--indirect-hemicube", b.indirectHemicubeResolution,
-                  "h: hemicube resolution for VPLs after a bounce (even)")
+                  "h: hemicube resolution for VPLs after a bounce (even); a surface narrower than a hemicube pixel's "
+                  "footprint gets the light only of the VPLs whose samples hit it, so raise it (128, 256) for "
+                  "finely detailed scenes (the Sibenik nave: 128 brings its energy within 2%)")
       ->capture_default_str();
   command
       .add_option("--clamp", b.geometryClamp,
