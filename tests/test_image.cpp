@@ -4,12 +4,14 @@
 #include "util/error.hpp"
 #include "util/image.hpp"
 #include "util/progress.hpp"
+#include "util/supersample.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 
 #include <stb_image.h>
 
@@ -162,4 +164,49 @@ TEST_CASE("bad image paths are refused before any work", "[image][errors]") {
   CHECK_THROWS_WITH(readImage(folder / "short.pfm"), Contains("short.pfm") && Contains("truncated"));
   test::writeText(folder / "bad.exr", "not an exr");
   CHECK_THROWS_WITH(readImage(folder / "bad.exr"), Contains("bad.exr"));
+}
+
+TEST_CASE("supersampling's N² samples form an N-rooks pattern, one in each N×N cell of the pixel", "[image]") {
+  CHECK(supersampleOffset(1, 0) == glm::vec2(0.0f));
+  // N = 2 is the rotated grid of RGSS: x at 1/8, 3/8, 5/8, 7/8 of the pixel, each with a y of its own.
+  CHECK(supersampleOffset(2, 0) == glm::vec2(0.125f - 0.5f, 0.375f - 0.5f));
+  CHECK(supersampleOffset(2, 1) == glm::vec2(0.625f - 0.5f, 0.125f - 0.5f));
+  CHECK(supersampleOffset(2, 2) == glm::vec2(0.375f - 0.5f, 0.875f - 0.5f));
+  CHECK(supersampleOffset(2, 3) == glm::vec2(0.875f - 0.5f, 0.625f - 0.5f));
+  for (int n = 1; n <= kMaxSupersample; ++n) {
+    std::set<int> columns, rows, cells;
+    for (int tile = 0; tile < n * n; ++tile) {
+      const glm::vec2 offset = supersampleOffset(n, tile);
+      REQUIRE(std::fabs(offset.x) < 0.5f);
+      REQUIRE(std::fabs(offset.y) < 0.5f);
+      // Sample centres sit at the middle of a cell of the N²×N² grid.
+      const float x = (offset.x + 0.5f) * float(n * n) - 0.5f, y = (offset.y + 0.5f) * float(n * n) - 0.5f;
+      CHECK(std::fabs(x - std::round(x)) < 1e-4f);
+      CHECK(std::fabs(y - std::round(y)) < 1e-4f);
+      const int column = int(std::lround(x)), row = int(std::lround(y));
+      columns.insert(column);
+      rows.insert(row);
+      cells.insert((row / n) * n + column / n);
+    }
+    INFO("N = " << n);
+    CHECK(int(columns.size()) == n * n);
+    CHECK(int(rows.size()) == n * n);
+    CHECK(int(cells.size()) == n * n);
+  }
+}
+
+TEST_CASE("a supersampled frame resolves to the mean of its tiles, and a pixel is masked when any sample is",
+          "[image]") {
+  // A 2×1 picture supersampled by 2: a 4×2 frame of four 2×1 tiles.
+  Image frame(4, 2);
+  const float values[2][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}};
+  for (int y = 0; y < 2; ++y)
+    for (int x = 0; x < 4; ++x) frame.at(x, y) = glm::vec3(values[y][x]);
+  const Image picture = resolveSupersampled(frame, 2);
+  REQUIRE(picture.width == 2);
+  REQUIRE(picture.height == 1);
+  CHECK(picture.at(0, 0) == glm::vec3((1 + 3 + 5 + 7) / 4.0f));
+  CHECK(picture.at(1, 0) == glm::vec3((2 + 4 + 6 + 8) / 4.0f));
+  const std::vector<std::uint8_t> mask = resolveSupersampledMask({0, 0, 0, 1, 0, 0, 0, 0}, 4, 2, 2);
+  CHECK(mask == std::vector<std::uint8_t>{0, 1});
 }

@@ -1,8 +1,10 @@
 // G-buffer views of the Cornell box against a CPU ray caster and the box's known layout.
 #include "display/gbuffer.hpp"
 #include "display/render_methods.hpp"
+#include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
+#include "util/supersample.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -84,6 +86,35 @@ TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f)), glm::vec3(0, 0, -1), 1e-3f)));
   const glm::vec3 redWall = decoded(meanOver(image, 0.04f, 0.08f, 0.45f, 0.55f));
   CHECK(redWall.x < -0.99f);
+}
+
+TEST_CASE("--supersample N takes N² samples a pixel on a rotated grid: an edge 0.3 of a pixel in covers 3 of 4",
+          "[gpu][render]") {
+  test::glContext();
+  // A white quad at z = −1 seen by a 90° camera at the origin, 8×8 pixels: its left edge at x = 0.075 lies 0.3 of
+  // a pixel into column 4 (column c spans x ∈ [−1 + c/4, −1 + (c + 1)/4]).
+  scene::Scene scene;
+  rays::test::addQuad(scene, {0.075f, -5, -1}, {5, -5, -1}, {5, 5, -1}, {0.075f, 5, -1}, glm::vec3(1.0f));
+  scene.finalize();
+  scene::Camera camera;
+  camera.eye = glm::vec3(0.0f);
+  camera.target = glm::vec3(0, 0, -1);
+  camera.verticalFovDegrees = 90.0f;
+  const int size = 8;
+  // The samples' x in column 4 (pixels): 4.5 at N = 1; 4 + {1, 3, 5, 7}/8 at N = 2 (the ordered 2×2 grid would
+  // put two at 4.25 and two at 4.75, 0.5 covered); 4 + (k + ½)/16 at N = 4. Those right of 4.3 see the quad.
+  const std::pair<int, float> expected[] = {{1, 1.0f}, {2, 0.75f}, {4, 11.0f / 16.0f}};
+  for (const auto& [n, edgeColumn] : expected) {
+    display::RenderOutput output = display::findRenderMethod("albedo").render(
+        {scene, camera, size * n, size * n, kNoSettings, nullptr, n});
+    const Image image = resolveSupersampled(output.image, n);
+    INFO("N = " << n);
+    for (int y = 0; y < size; ++y) {
+      for (int x = 0; x < 4; ++x) CHECK(image.at(x, y) == glm::vec3(0.0f));
+      CHECK(image.at(4, y) == glm::vec3(edgeColumn));
+      for (int x = 5; x < size; ++x) CHECK(image.at(x, y) == glm::vec3(1.0f));
+    }
+  }
 }
 
 TEST_CASE("the render-method table refuses unknown names with the list", "[render]") {

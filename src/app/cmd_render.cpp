@@ -13,6 +13,7 @@
 #include "util/image.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
+#include "util/supersample.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -113,24 +114,21 @@ void checkRenderArguments(const RenderOptions& options, const std::string& metho
     throw Error("--lightmap is for --method lightmap, not " + methodName + "; leave out --method or --lightmap");
   if (relit && !method.needsLightmap)
     throw Error("--matrix is for --method lightmap, not " + methodName + "; leave out --method or --matrix");
-  if (options.supersample < 1 || options.supersample > 8) throw Error("--supersample must be in [1, 8]");
+  if (options.supersample < 1 || options.supersample > kMaxSupersample)
+    throw Error("--supersample must be in [1, " + std::to_string(kMaxSupersample) + "]");
 }
 
-// Renders at `factor` times the size and box-filters down; a pixel is a hole when any of its samples is one.
+// Renders factor² samples a pixel on a rotated grid and averages them (util/supersample.hpp); a pixel is a hole
+// when any of its samples is one.
 display::RenderOutput renderSupersampled(const display::RenderMethod& method, const scene::Scene& scene,
                                          const scene::Camera& camera, scene::ImageSize size, int factor,
                                          const display::RenderSettings& settings) {
-  display::RenderOutput output = method.render({scene, camera, size.width * factor, size.height * factor, settings});
+  const int frameWidth = size.width * factor, frameHeight = size.height * factor;
+  display::RenderOutput output =
+      method.render({scene, camera, frameWidth, frameHeight, settings, nullptr, factor});
   if (factor == 1) return output;
-  output.image = downsample(output.image, factor);
-  std::vector<std::uint8_t> holes(output.holes.empty() ? 0 : std::size_t(size.width) * size.height, 0);
-  for (std::size_t i = 0; i < output.holes.size(); ++i)
-    if (output.holes[i]) {
-      const std::size_t x = (i % (std::size_t(size.width) * factor)) / factor,
-                        y = i / (std::size_t(size.width) * factor) / factor;
-      holes[y * size.width + x] = 1;
-    }
-  output.holes = std::move(holes);
+  output.image = resolveSupersampled(output.image, factor);
+  if (!output.holes.empty()) output.holes = resolveSupersampledMask(output.holes, frameWidth, frameHeight, factor);
   return output;
 }
 
@@ -284,7 +282,8 @@ void addRenderCommand(CLI::App& app) {
   command->add_option("--size", options->size, "image size WxH (default: the manifest's image size, else 512x512)");
   command
       ->add_option("--supersample", options->supersample,
-                   "N×N samples per pixel, box-filtered (anti-aliased edges, as the reference has)")
+                   "N² samples per pixel on a rotated grid (N-rooks: no two in a row or a column of N² sub-pixel "
+                   "cells), averaged: anti-aliased edges, as the reference's pixels have")
       ->capture_default_str();
   command
       ->add_option("-o,--output", options->output,

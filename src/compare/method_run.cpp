@@ -3,6 +3,7 @@
 #include "export/scene_export.hpp"
 
 #include "util/stopwatch.hpp"
+#include "util/supersample.hpp"
 
 namespace ibrr::compare {
 namespace {
@@ -19,9 +20,9 @@ RenderedView renderView(const MethodContext& context, std::size_t camera, const 
   const CompareOptions& options = context.options;
   display::RenderOutput output = method.render(
       {context.scene, context.cameras[camera], options.width * kSupersample, options.height * kSupersample, settings,
-       context.geometry});
+       context.geometry, kSupersample});
   RenderedView view;
-  view.image = downsample(output.image, kSupersample);
+  view.image = resolveSupersampled(output.image, kSupersample);
   view.displaySeconds = output.reconstructionSeconds;
   view.holes = output.holePixels;
   view.covered = output.coveredPixels;

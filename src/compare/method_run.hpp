@@ -10,8 +10,8 @@
 
 namespace ibrr::compare {
 
-// Every method renders at twice the report size and box-filters down, as `ibrr render
-// --supersample 2` does, so that edges are averaged like the path tracer's pixels.
+// Every method renders four samples a pixel on a rotated grid and averages them, as `ibrr render --supersample 2`
+// does (util/supersample.hpp), so that edges are averaged like the path tracer's pixels.
 inline constexpr int kSupersample = 2;
 
 // One camera's frame of `method` at the report size, as linear radiance (supersampled and filtered).

@@ -3,6 +3,7 @@
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/shader.hpp"
+#include "gpu/supersample.hpp"
 #include "shaders/interface.glsl"
 
 #include <algorithm>
@@ -50,11 +51,11 @@ GBuffer::GBuffer(int width, int height)
   m_framebuffer.checkComplete("G-buffer", width, height);
 }
 
-void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera) {
+void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera,
+                     int supersample) {
   gpu::DebugGroup group("G-buffer");
   const glm::mat4 viewProjection = cameraViewProjection(scene, camera, m_width, m_height);
   glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
-  glViewport(0, 0, m_width, m_height);
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   const float zero[4] = {0, 0, 0, 0};
@@ -62,7 +63,8 @@ void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& sce
   const gpu::ReversedDepthPass reversedDepth(m_framebuffer.id());
   m_program.use();
   glProgramUniform3fv(m_program.id(), kUniformEye, 1, &camera.eye.x);
-  renderer.draw(viewProjection);
+  gpu::drawSupersampleTiles(viewProjection, m_width, m_height, supersample,
+                            [&](const glm::mat4& tileViewProjection) { renderer.draw(tileViewProjection); });
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the G-buffer pass");
 }

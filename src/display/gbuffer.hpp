@@ -25,8 +25,10 @@ public:
   GBuffer(int width, int height);
 
   // Renders the scene from the camera. The shading normal faces the camera; background pixels have
-  // position.w = 0 and zero everywhere else.
-  void render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera);
+  // position.w = 0 and zero everywhere else. supersample N > 1: the buffer is N×N tiles of the view, each moved
+  // by its sub-pixel offset (util/supersample.hpp).
+  void render(const gpu::SceneRenderer& renderer, const scene::Scene& scene, const scene::Camera& camera,
+              int supersample = 1);
 
   // Reads one target back as an image (row 0 at the top). Position/normal/albedo/emission .rgb.
   [[nodiscard]] Image read(GBufferChannel channel) const;

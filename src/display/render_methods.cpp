@@ -23,7 +23,7 @@ RenderOutput renderIbrr(const RenderRequest& request) {
   std::optional<gpu::SceneRenderer> uploaded;
   const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera);
+  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
   Reconstruction reconstruction;
   if (request.settings.cpuReconstruction) {
     reconstruction = reconstructOnCpu(gbuffer, *request.settings.store, request.settings.reconstruction);
@@ -40,7 +40,7 @@ RenderOutput renderKellerMethod(const RenderRequest& request) {
   std::optional<gpu::SceneRenderer> uploaded;
   const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera);
+  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
   KellerResult keller = renderKeller(request.scene, renderer, gbuffer, vpls, request.settings.vplOptions);
   RenderOutput output;
   output.image = std::move(keller.radiance);
@@ -70,7 +70,7 @@ RenderOutput renderLightmap(const RenderRequest& request) {
   const glm::mat4 viewProjection =
       cameraViewProjection(request.scene, request.camera, request.width, request.height);
   const Stopwatch stopwatch;
-  lightmap::LightmapDisplay::View view = lightmapDisplay.render(viewProjection, request.width, request.height);
+  lightmap::LightmapDisplay::View view = lightmapDisplay.render(viewProjection, request.width, request.height, request.supersample);
   RenderOutput output;
   output.image = std::move(view.radiance);
   output.reconstructionSeconds = stopwatch.seconds();
@@ -82,7 +82,7 @@ RenderOutput renderGBufferChannel(const RenderRequest& request, GBufferChannel c
   std::optional<gpu::SceneRenderer> uploaded;
   const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
   GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera);
+  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
   RenderOutput output;
   output.image = gbuffer.read(channel);
   if (channel == GBufferChannel::Normal) {

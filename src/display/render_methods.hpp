@@ -41,6 +41,9 @@ struct RenderRequest {
   // The scene's geometry already on the GPU, shared by every render of a viewer or a comparison; null: the
   // method uploads the scene for this render alone.
   const gpu::SceneRenderer* geometry = nullptr;
+  // N > 1: width × height is a supersampled frame of N×N tiles (util/supersample.hpp), each the view at
+  // width/N × height/N moved by its sub-pixel offset; resolveSupersampled turns it into the picture.
+  int supersample = 1;
 };
 
 struct RenderOutput {

@@ -1,5 +1,6 @@
 #include "lightmap/lightmap_display.hpp"
 
+#include "gpu/supersample.hpp"
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -240,25 +241,27 @@ LightmapViewTarget::LightmapViewTarget(int width, int height)
   m_framebuffer.checkComplete("lightmap display target", width, height);
 }
 
-void LightmapDisplay::drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target) const {
+void LightmapDisplay::drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target,
+                               int supersample) const {
   gpu::DebugGroup group("lightmap display");
   glBindFramebuffer(GL_FRAMEBUFFER, target.framebuffer());
-  glViewport(0, 0, target.width(), target.height());
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
   const float zero[4] = {0, 0, 0, 0};
   glClearNamedFramebufferfv(target.framebuffer(), GL_COLOR, 0, zero);
   {
     const gpu::ReversedDepthPass reversedDepth(target.framebuffer());
-    draw(viewProjection);
+    gpu::drawSupersampleTiles(viewProjection, target.width(), target.height(), supersample,
+                              [&](const glm::mat4& tileViewProjection) { draw(tileViewProjection); });
   }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the lightmap display pass");
 }
 
-LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, int width, int height) const {
+LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, int width, int height,
+                                              int supersample) const {
   const LightmapViewTarget target(width, height);
-  drawView(viewProjection, target);
+  drawView(viewProjection, target, supersample);
   const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(target.texture(), width, height);
   View view;
   view.radiance = Image(width, height);

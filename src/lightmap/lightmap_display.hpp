@@ -77,15 +77,16 @@ public:
   // depth test on. Back faces show ρ·H without emission (emitters emit from the front only).
   void draw(const glm::mat4& viewProjection) const;
 
-  // Draws one view into `target`, cleared first (uncovered pixels 0), on the GPU only.
-  void drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target) const;
+  // Draws one view into `target`, cleared first (uncovered pixels 0), on the GPU only; supersample N > 1: as N×N
+  // tiles of the view, each moved by its sub-pixel offset (util/supersample.hpp).
+  void drawView(const glm::mat4& viewProjection, const LightmapViewTarget& target, int supersample = 1) const;
 
   // Renders one view into an image (row 0 at the top; uncovered pixels 0) and its coverage: drawView and a readback.
   struct View {
     Image radiance;
     std::vector<std::uint8_t> covered;
   };
-  [[nodiscard]] View render(const glm::mat4& viewProjection, int width, int height) const;
+  [[nodiscard]] View render(const glm::mat4& viewProjection, int width, int height, int supersample = 1) const;
 
   [[nodiscard]] GLuint texture() const { return m_texture.id(); }
 

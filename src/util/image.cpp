@@ -181,17 +181,6 @@ void writeImage(const Image& image, const fs::path& path, const ToneMapping& ton
   output.commit();
 }
 
-Image downsample(const Image& image, int factor) {
-  IBRR_CHECK(factor >= 1 && image.width % factor == 0 && image.height % factor == 0,
-             "downsampling " + std::to_string(image.width) + "x" + std::to_string(image.height) + " by " +
-                 std::to_string(factor));
-  Image result(image.width / factor, image.height / factor);
-  const float weight = 1.0f / float(factor * factor);
-  for (int y = 0; y < image.height; ++y)
-    for (int x = 0; x < image.width; ++x) result.at(x / factor, y / factor) += weight * image.at(x, y);
-  return result;
-}
-
 void writeDisplayPng(const std::vector<std::uint8_t>& rgb, int width, int height, const fs::path& path) {
   if (imageFormatFor(path) != ImageFormat::Png)
     throw Error(path.string() + ": display pixels are written as .png only");

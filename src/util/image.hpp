@@ -63,10 +63,6 @@ inline constexpr int kMaxImageSide = 16384;
 using ExpectedSize = std::optional<std::pair<int, int>>;
 Image readImage(const std::filesystem::path& path, const ExpectedSize& expected = std::nullopt);
 
-// Box-filters blocks of factor × factor pixels into one (the image size must divide evenly): the
-// resolve step of supersampling, so that edges are averaged as a path tracer's pixel is.
-Image downsample(const Image& image, int factor);
-
 // 8-bit sRGB-encoded value of one linear channel after tone mapping.
 std::uint8_t toneMapChannel(float linear, const ToneMapping& tone);
 
