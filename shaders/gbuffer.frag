@@ -25,7 +25,7 @@ void main() {
   if (!gl_FrontFacing) normal = -normal;
   if (dot(normal, u_eye - v_in.worldPosition) < 0.0) normal = -normal;
   vec3 albedo = u_albedo;
-  if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_in.texcoord).rgb;
+  if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_in.texcoord, u_textureLodBias).rgb;
   o_position = vec4(v_in.worldPosition, 1.0);
   o_normal = vec4(normal, float(u_materialIndex));
   o_albedo = vec4(albedo, 1.0);

@@ -11,6 +11,7 @@
 #define IBRR_U_EMISSION 4              // vec3, radiance L_e
 #define IBRR_U_HAS_ALBEDO_TEXTURE 5    // int (0/1)
 #define IBRR_U_MATERIAL_INDEX 6        // int
+#define IBRR_U_TEXTURE_LOD_BIAS 7      // float, added to the albedo texture's level of detail (gpu/supersample.hpp)
 #define IBRR_U_FIRST_PASS_UNIFORM 16   // a pass's own uniforms start here
 #define IBRR_T_ALBEDO 0                // texture unit of the albedo texture
 

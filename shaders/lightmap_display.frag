@@ -16,7 +16,7 @@ layout(location = 0) out vec4 o_radiance;
 
 void main() {
   vec3 albedo = u_albedo;
-  if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_texcoord).rgb;
+  if (u_hasAlbedoTexture != 0) albedo *= texture(u_albedoTexture, v_texcoord, u_textureLodBias).rgb;
   vec3 incident = texture(u_incidentRadiance, v_lightmapUv).rgb;
   o_radiance = vec4((gl_FrontFacing ? u_emission : vec3(0.0)) + albedo * incident, 1.0);
 }

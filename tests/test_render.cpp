@@ -1,6 +1,8 @@
 // G-buffer views of the Cornell box against a CPU ray caster and the box's known layout.
 #include "display/gbuffer.hpp"
 #include "display/render_methods.hpp"
+#include "gpu/shader.hpp"
+#include "gpu/supersample.hpp"
 #include "rays/test_scenes.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
@@ -114,6 +116,27 @@ TEST_CASE("--supersample N takes N² samples a pixel on a rotated grid: an edge 
       CHECK(image.at(4, y) == glm::vec3(edgeColumn));
       for (int x = 5; x < size; ++x) CHECK(image.at(x, y) == glm::vec3(1.0f));
     }
+  }
+}
+
+TEST_CASE("a supersampled frame's tiles filter the albedo textures over a sample's share of the pixel",
+          "[gpu][render]") {
+  test::glContext();
+  const gpu::Program program = gpu::loadProgram({"scene.vert", "gbuffer.frag"});
+  // Each of a tile's samples stands for 1/N of a pixel a side: the texture level drops by log2 N while the tiles
+  // are drawn (a frame drawn at N times the size would have it so), and is back at 0 afterwards.
+  for (int n : {1, 2, 4}) {
+    std::vector<float> biases;
+    gpu::drawSupersampleTiles(program.id(), glm::mat4(1.0f), 8 * n, 8 * n, n, [&](const glm::mat4&) {
+      float bias = 1.0f;
+      glGetUniformfv(program.id(), IBRR_U_TEXTURE_LOD_BIAS, &bias);
+      biases.push_back(bias);
+    });
+    INFO("N = " << n);
+    CHECK(biases == std::vector<float>(std::size_t(n * n), -std::log2(float(n))));
+    float after = 1.0f;
+    glGetUniformfv(program.id(), IBRR_U_TEXTURE_LOD_BIAS, &after);
+    CHECK(after == 0.0f);
   }
 }
 

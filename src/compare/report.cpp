@@ -302,7 +302,8 @@ static void writeReportFiles(const CompareResults& results, const fs::path& stag
        << htmlEscape(results.cpu)
        << ".<br>Errors exclude the pixels that show an emitter. Display time is each method's own per-frame work "
           "at the report size (IBRR: the reconstruction pass; lightmap: the textured draw; Keller: every VPL's "
-          "shadow map and shading). Images were rendered at twice the size and box-filtered.</p>\n"
+          "shadow map and shading). Images were rendered with four samples a pixel on a rotated grid, "
+          "averaged.</p>\n"
        << "<p>Images loaded: <span id=\"images-loaded\">not yet</span></p>\n"
        << "<h2>Figures</h2>\n"
        << tableHtml(results) << "<h2>Error against bake / solve time</h2>\n<p>IBRR after 1/8, 1/4, 1/2 and all "

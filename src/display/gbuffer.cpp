@@ -63,7 +63,7 @@ void GBuffer::render(const gpu::SceneRenderer& renderer, const scene::Scene& sce
   const gpu::ReversedDepthPass reversedDepth(m_framebuffer.id());
   m_program.use();
   glProgramUniform3fv(m_program.id(), kUniformEye, 1, &camera.eye.x);
-  gpu::drawSupersampleTiles(viewProjection, m_width, m_height, supersample,
+  gpu::drawSupersampleTiles(m_program.id(), viewProjection, m_width, m_height, supersample,
                             [&](const glm::mat4& tileViewProjection) { renderer.draw(tileViewProjection); });
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   gpu::checkGlError("the G-buffer pass");

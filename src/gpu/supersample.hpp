@@ -2,10 +2,13 @@
 // Drawing a supersampled frame (util/supersample.hpp): its N×N tiles, each a whole view with the camera moved by
 // its tile's sub-pixel offset.
 #include "gpu/gl.hpp"
+#include "shaders/interface.glsl"
 #include "util/supersample.hpp"
 
 #include <glm/glm.hpp>
 #include <glm/gtc/matrix_transform.hpp>
+
+#include <cmath>
 
 namespace ibrr::gpu {
 
@@ -17,17 +20,21 @@ inline glm::mat4 shiftedByPixels(const glm::mat4& viewProjection, const glm::vec
   return glm::translate(glm::mat4(1.0f), ndc) * viewProjection;
 }
 
-// With a frameWidth × frameHeight frame bound for drawing: calls draw(view-projection) once for each of its
-// factor × factor tiles, with the viewport and the scissor on the tile and the view moved by the tile's offset;
-// then leaves the viewport on the whole frame and the scissor test off. factor = 1 draws the frame once, unmoved.
+// With a frameWidth × frameHeight frame bound for drawing, for `program` (one of scene_uniforms.glsl): calls
+// draw(view-projection) once for each of its factor × factor tiles, with the viewport and the scissor on the tile,
+// the view moved by the tile's offset and the albedo textures' level of detail lowered by log2(factor) (a sample
+// filters the texture over its 1/factor of a pixel); then leaves the viewport on the whole frame, the scissor
+// test off and the bias 0. factor = 1 draws the frame once, unmoved.
 template <class Draw>
-void drawSupersampleTiles(const glm::mat4& viewProjection, int frameWidth, int frameHeight, int factor, Draw&& draw) {
+void drawSupersampleTiles(GLuint program, const glm::mat4& viewProjection, int frameWidth, int frameHeight, int factor,
+                          Draw&& draw) {
   if (factor == 1) {
     glViewport(0, 0, frameWidth, frameHeight);
     draw(viewProjection);
     return;
   }
   const int width = frameWidth / factor, height = frameHeight / factor;
+  glProgramUniform1f(program, IBRR_U_TEXTURE_LOD_BIAS, -std::log2(static_cast<float>(factor)));
   glEnable(GL_SCISSOR_TEST);
   for (int tile = 0; tile < factor * factor; ++tile) {
     const int column = tile % factor, row = tile / factor;  // row 0 at the top of the frame; GL's y runs up
@@ -38,6 +45,7 @@ void drawSupersampleTiles(const glm::mat4& viewProjection, int frameWidth, int f
   }
   glDisable(GL_SCISSOR_TEST);
   glViewport(0, 0, frameWidth, frameHeight);
+  glProgramUniform1f(program, IBRR_U_TEXTURE_LOD_BIAS, 0.0f);
 }
 
 }  // namespace ibrr::gpu

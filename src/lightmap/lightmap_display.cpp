@@ -251,7 +251,7 @@ void LightmapDisplay::drawView(const glm::mat4& viewProjection, const LightmapVi
   glClearNamedFramebufferfv(target.framebuffer(), GL_COLOR, 0, zero);
   {
     const gpu::ReversedDepthPass reversedDepth(target.framebuffer());
-    gpu::drawSupersampleTiles(viewProjection, target.width(), target.height(), supersample,
+    gpu::drawSupersampleTiles(m_program.id(), viewProjection, target.width(), target.height(), supersample,
                               [&](const glm::mat4& tileViewProjection) { draw(tileViewProjection); });
   }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
