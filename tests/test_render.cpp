@@ -90,7 +90,7 @@ TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards
   CHECK(redWall.x < -0.99f);
 }
 
-TEST_CASE("--supersample N takes N² samples a pixel on a rotated grid: an edge 0.3 of a pixel in covers 3 of 4",
+TEST_CASE("supersampling by N takes N² samples a pixel on a rotated grid: an edge 0.3 of a pixel in covers 3 of 4",
           "[gpu][render]") {
   test::glContext();
   // A white quad at z = −1 seen by a 90° camera at the origin, 8×8 pixels: its left edge at x = 0.075 lies 0.3 of
