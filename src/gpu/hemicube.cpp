@@ -120,7 +120,7 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
     face.viewProjection = projection * view;
     glViewport(0, face.firstRow, resolution, face.rows);
     glScissor(0, face.firstRow, resolution, face.rows);
-    m_lastTriangles += m_renderer.draw(face.viewProjection);
+    m_lastTriangles += m_renderer.draw(face.viewProjection, SceneRenderer::Materials::None);
   }
   glDisable(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);

@@ -151,7 +151,7 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
   m_textures = uploadAlbedoTextures(scene);
 }
 
-std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
+std::size_t SceneRenderer::draw(const glm::mat4& viewProjection, Materials materials) const {
   std::size_t submitted = 0;
   GLint program = 0;
   glGetIntegerv(GL_CURRENT_PROGRAM, &program);
@@ -164,14 +164,14 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
     glProgramUniformMatrix4fv(GLuint(program), kUniformNormalToWorld, 1, GL_FALSE, glm::value_ptr(normalToWorld));
     glBindVertexArray(mesh.vertexArray.id());
     const glm::mat4 objectToClip = viewProjection * instance.objectToWorld;
-    // The ranges come sorted by material: the chunks of one material that are in view go out in one
-    // glMultiDrawElements, neighbouring chunks joined into one run of indices.
+    // The ranges come sorted by material: the chunks of one material (of all, with Materials::None) that are in
+    // view go out in one glMultiDrawElements, neighbouring chunks joined into one run of indices.
     for (std::size_t r = 0; r < mesh.ranges.size();) {
       const std::uint32_t material = mesh.ranges[r].material;
       m_drawCounts.clear();
       m_drawOffsets.clear();
       GLsizei nextIndex = -1;  // where the last run ends
-      for (; r < mesh.ranges.size() && mesh.ranges[r].material == material; ++r) {
+      for (; r < mesh.ranges.size() && (materials == Materials::None || mesh.ranges[r].material == material); ++r) {
         const DrawRange& range = mesh.ranges[r];
         if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
         submitted += std::size_t(range.indexCount / 3);
@@ -185,7 +185,7 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection) const {
         nextIndex = range.firstIndex + range.indexCount;
       }
       if (m_drawCounts.empty()) continue;
-      setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
+      if (materials == Materials::Set) setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
       glMultiDrawElements(GL_TRIANGLES, m_drawCounts.data(), GL_UNSIGNED_INT, m_drawOffsets.data(),
                           GLsizei(m_drawCounts.size()));
     }

@@ -47,10 +47,15 @@ public:
 
   static constexpr std::size_t kChunkTriangles = 128;
 
+  // What a draw sets per material: its uniforms and albedo texture (Set), or nothing, for a program that reads
+  // no material (None: the hemicube pass; the chunks in view then go out in one glMultiDrawElements an instance,
+  // in the same order, so the picture is the same and llvmpipe sets up one draw instead of one a material).
+  enum class Materials { Set, None };
+
   // Draws every chunk that intersects the view frustum with the currently bound program, which
   // must declare the scene_uniforms.glsl uniforms it uses (unused ones are skipped by GL).
   // Returns the number of triangles submitted.
-  std::size_t draw(const glm::mat4& viewProjection) const;
+  std::size_t draw(const glm::mat4& viewProjection, Materials materials = Materials::Set) const;
 
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
   // Scenes uploaded by this process so far (one per construction): a viewer or a comparison uploads its
