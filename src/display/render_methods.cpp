@@ -70,7 +70,8 @@ RenderOutput renderLightmap(const RenderRequest& request) {
   const glm::mat4 viewProjection =
       cameraViewProjection(request.scene, request.camera, request.width, request.height);
   const Stopwatch stopwatch;
-  lightmap::LightmapDisplay::View view = lightmapDisplay.render(viewProjection, request.width, request.height, request.supersample);
+  lightmap::LightmapDisplay::View view =
+      lightmapDisplay.render(viewProjection, request.width, request.height, request.supersample);
   RenderOutput output;
   output.image = std::move(view.radiance);
   output.reconstructionSeconds = stopwatch.seconds();

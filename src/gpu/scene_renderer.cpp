@@ -185,7 +185,8 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection, Materials mater
         nextIndex = range.firstIndex + range.indexCount;
       }
       if (m_drawCounts.empty()) continue;
-      if (materials == Materials::Set) setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
+      if (materials == Materials::Set)
+        setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
       glMultiDrawElements(GL_TRIANGLES, m_drawCounts.data(), GL_UNSIGNED_INT, m_drawOffsets.data(),
                           GLsizei(m_drawCounts.size()));
     }
