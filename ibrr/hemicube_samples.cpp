@@ -11,6 +11,7 @@ void HemicubeSamples::reserve(std::size_t n) {
   normals.reserve(n);
   values.reserve(n);
   footprints.reserve(n);
+  edgeReaches.reserve(n);
 }
 
 void HemicubeSamples::clear() {

@@ -43,6 +43,9 @@ namespace {
 struct Batch {
   std::vector<gpu::HemicubeCapture> captures;
   std::vector<glm::vec3> powers;  // Φ of each capture's VPL
+  // The captures' samples and views, kept from batch to batch so that their buffers are allocated once.
+  std::vector<HemicubeSamples> samples;
+  std::vector<HemicubeSampleView> views;
   std::size_t used = 0;
   std::size_t pixels = 0;
   void clear() {
@@ -108,6 +111,7 @@ glm::vec3 edgeReach(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace
 void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& power, float geometryClamp,
                       HemicubeSamples& samples) {
   samples.clear();
+  samples.reserve(capture.positions.size());
   samples.centre = capture.centre;
   const int width = capture.width();
   for (const gpu::HemicubeFace& face : capture.faces) {
@@ -351,14 +355,14 @@ private:
     m_group.run([this, index] {
       Batch& batch = m_batches[index];
       const Stopwatch warpTime;
-      std::vector<HemicubeSamples> samples(batch.used);
-      std::vector<HemicubeSampleView> views(batch.used);
+      if (batch.samples.size() < batch.used) batch.samples.resize(batch.used);
+      batch.views.resize(batch.used);
       tbb::parallel_for(std::size_t(0), batch.used, [&](std::size_t i) {
-        captureToSamples(batch.captures[i], batch.powers[i], m_clamp, samples[i]);
-        views[i] = samples[i].view();
+        captureToSamples(batch.captures[i], batch.powers[i], m_clamp, batch.samples[i]);
+        batch.views[i] = batch.samples[i].view();
       });
       const Stopwatch insertTime;
-      m_builder.insert(views);
+      m_builder.insert(batch.views);
       m_insertSeconds[index] += insertTime.seconds();
       m_warpSeconds[index] += warpTime.seconds();
     });
