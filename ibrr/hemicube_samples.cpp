@@ -11,7 +11,6 @@ void HemicubeSamples::reserve(std::size_t n) {
   normals.reserve(n);
   values.reserve(n);
   footprints.reserve(n);
-  edgeReaches.reserve(n);
 }
 
 void HemicubeSamples::clear() {

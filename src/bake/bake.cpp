@@ -112,6 +112,7 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
                       HemicubeSamples& samples) {
   samples.clear();
   samples.reserve(capture.positions.size());
+  samples.edgeReaches.reserve(capture.positions.size());  // every sample of a capture has one
   samples.centre = capture.centre;
   const int width = capture.width();
   for (const gpu::HemicubeFace& face : capture.faces) {

@@ -7,9 +7,8 @@
 // sample in each of the pixel's N×N cells: sample (i, j) sits at
 //   x = (i + (j + ½)/N) / N,   y = (j + (N − 1 − i + ½)/N) / N   of the pixel (from its top-left corner),
 // so no two samples share a column or a row of cells. An edge along either image axis then passes the samples
-// one at a time and a pixel it crosses takes one of N²+1 values, where the ordered N×N grid gives N+1: at N = 2
-// this is the rotated grid of RGSS, and the Cornell box's IBRR frame against the path tracer's box-filtered
-// pixels measures 1.9% instead of 2.6% (docs/commands.md, `ibrr render --supersample`).
+// one at a time and a pixel it crosses takes one of N²+1 values, where the ordered N×N grid gives N+1; at N = 2
+// this is the rotated grid of RGSS (the errors it changes: docs/commands.md, `ibrr render --supersample`).
 #include "util/image.hpp"
 
 #include <glm/glm.hpp>
