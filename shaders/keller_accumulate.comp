@@ -12,7 +12,7 @@ layout(local_size_x = 8, local_size_y = 8) in;
 layout(binding = IBRR_T_GBUFFER_POSITION) uniform sampler2D u_position;  // G-buffer: xyz world, w coverage
 layout(binding = IBRR_T_GBUFFER_NORMAL) uniform sampler2D u_normal;    // G-buffer: normal facing the camera
 layout(binding = IBRR_T_GBUFFER_ALBEDO) uniform sampler2D u_albedo;
-layout(binding = IBRR_T_KELLER_ATLAS_POSITION) uniform sampler2D u_atlasPosition;  // hemicube atlas: xyz world, w coverage
+layout(binding = IBRR_T_KELLER_ATLAS_POSITION) uniform sampler2DArray u_atlasPosition;  // hemicube atlas, layer 0: xyz world, w coverage
 layout(binding = IBRR_I_KELLER_ACCUMULATION, rgba32f) uniform image2D u_accumulation;
 
 layout(location = IBRR_U_KELLER_CENTRE) uniform vec3 u_centre;      // hemicube centre (the VPL), world units
@@ -40,7 +40,7 @@ float occluderDistance(vec3 x) {
     ivec2 texel = ivec2(min(floor((ndc * 0.5 + 0.5) * vec2(u_resolution, u_faceRows[f])),
                             vec2(u_resolution - 1, u_faceRows[f] - 1)));
     texel.y += u_faceFirstRow[f];
-    vec4 seen = texelFetch(u_atlasPosition, texel, 0);
+    vec4 seen = texelFetch(u_atlasPosition, ivec3(texel, 0), 0);
     return seen.w < 0.5 ? 1e30 : distance(seen.xyz, u_centre);
   }
   return -1.0;

@@ -21,15 +21,16 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = IBRR_T_WARP_POSITION) uniform sampler2D u_atlasPosition;  // xyz world, w = 1 where covered
-layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2D u_atlasNormal;    // xyz normal facing the VPL, w = g
+layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = 1 where covered
+layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2DArray u_atlasNormal;    // xyz normal facing the VPL, w = g
 
 layout(location = IBRR_U_WARP_CENTRE) uniform vec3 u_centre;        // hemicube centre, world units
+layout(location = IBRR_U_WARP_ATLAS_LAYER) uniform int u_atlasLayer;  // the hemicube's slot: its atlas layer
 layout(location = IBRR_U_WARP_RESOLUTION) uniform int u_resolution;     // H
 layout(location = IBRR_U_WARP_ROWS) uniform int u_rows;           // atlas rows in use
 layout(location = IBRR_U_WARP_SIDE_FACE_ROWS) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
 layout(location = IBRR_U_WARP_CLAMP) uniform float u_clamp;        // bound on g, 0 = none
-layout(location = IBRR_U_WARP_HEMICUBE) uniform uint u_hemicube;      // this hemicube's stamp, ≥ 1
+layout(location = IBRR_U_WARP_HEMICUBE) uniform uint u_hemicube;      // this hemicube's stamp (its number in the bake), ≥ 1
 layout(location = IBRR_U_WARP_ORIGIN) uniform vec3 u_origin;        // LDC cube min corner, world units
 layout(location = IBRR_U_WARP_INV_PIXEL_SIZE) uniform float u_invPixelSize; // 1 / LDI pixel width
 layout(location = IBRR_U_WARP_LDC_RESOLUTION) uniform int u_ldcResolution;  // R
@@ -245,10 +246,10 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
     ivec2 neighbour = texel + kSteps[k];
     if (neighbour.x < 0 || neighbour.x >= u_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
       continue;
-    vec4 position = texelFetch(u_atlasPosition, neighbour, 0);
+    vec4 position = texelFetch(u_atlasPosition, ivec3(neighbour, u_atlasLayer), 0);
     if (position.w < 0.5) continue;
     precise vec3 apart = position.xyz - p;
-    precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, neighbour, 0).xyz);
+    precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, ivec3(neighbour, u_atlasLayer), 0).xyz);
     precise float apart2 = orderedDot(apart, apart);
     precise float meet2 = kEdgeMeetFootprints2 * area;
     if (cosine < kEdgeNormalCos && apart2 < meet2)
@@ -260,9 +261,9 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
 // Inserts one atlas texel; returns the LDI pixels its splat covered (0 when it is no sample or dropped).
 uint insertTexel(ivec2 texel, inout uint samples) {
   if (texel.x >= u_resolution || texel.y >= u_rows) return 0u;
-  vec4 position = texelFetch(u_atlasPosition, texel, 0);
+  vec4 position = texelFetch(u_atlasPosition, ivec3(texel, u_atlasLayer), 0);
   if (position.w < 0.5) return 0u;
-  vec4 normalGeometry = texelFetch(u_atlasNormal, texel, 0);
+  vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, u_atlasLayer), 0);
   float g = normalGeometry.w;
   if (u_clamp > 0.0) g = min(g, u_clamp);
   if (!(g > 0.0)) return 0u;  // back-facing to the VPL or outside a spot's cone: no light
@@ -297,6 +298,7 @@ uint insertTexel(ivec2 texel, inout uint samples) {
     if (index < b_control[11]) {
       b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
       b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(normalGeometry.xyz));
+      b_misses[2u * b_control[11] + index] = uvec4(u_hemicube, 0u, 0u, 0u);
     }
     return 0u;
   }

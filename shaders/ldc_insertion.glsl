@@ -25,9 +25,10 @@ layout(std430, binding = IBRR_B_WARP_CONTROL) coherent buffer Control { uint b_c
 layout(std430, binding = IBRR_B_WARP_EXTRA_HEADS) readonly buffer ExtraHeads { int b_extraHead[]; };
 layout(std430, binding = IBRR_B_WARP_EXTRA_NEXT) readonly buffer ExtraNext { int b_extraNext[]; };
 layout(std430, binding = IBRR_B_WARP_BIRTHS) readonly buffer Births { uvec2 b_births[]; };
-// The samples of the miss pass whose own pixel has no layer: (texel, pixel, p.x, p.y), (p.z, n.x, n.y, n.z)
-// with n the atlas normal as rendered (the host normalises it as the CPU warp does, ibrr::sampleUnitNormal)
-// as raw bits; their count is b_control[10].
+// The samples of the miss pass whose own pixel has no layer, in three blocks of b_control[11] entries:
+// (texel, pixel, p.x, p.y), (p.z, n.x, n.y, n.z) with n the atlas normal as rendered (the host normalises it as
+// the CPU warp does, ibrr::sampleUnitNormal), as raw bits, and (hemicube stamp, 0, 0, 0); their count is
+// b_control[10].
 layout(std430, binding = IBRR_B_WARP_MISSES) writeonly buffer Misses { uvec4 b_misses[]; };
 
 const float kSumScale = 72057594037927936.0;  // 2^56

@@ -130,6 +130,7 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
   insert.insert(insert.end(), {{"u_atlasPosition", GL_UNIFORM, IBRR_T_WARP_POSITION, true},
                                {"u_atlasNormal", GL_UNIFORM, IBRR_T_WARP_NORMAL, true},
                                {"u_centre", GL_UNIFORM, IBRR_U_WARP_CENTRE},
+                               {"u_atlasLayer", GL_UNIFORM, IBRR_U_WARP_ATLAS_LAYER},
                                {"u_resolution", GL_UNIFORM, IBRR_U_WARP_RESOLUTION},
                                {"u_rows", GL_UNIFORM, IBRR_U_WARP_ROWS},
                                {"u_sideFaceRows", GL_UNIFORM, IBRR_U_WARP_SIDE_FACE_ROWS},

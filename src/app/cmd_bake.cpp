@@ -278,9 +278,9 @@ void addBakeCommand(CLI::App& app) {
   command->add_option("--splat", options->splat, "splat kernel: box (the paper's) or gauss")->capture_default_str();
   command
       ->add_option("--warp", options->warp,
-                   "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (a compute pass "
-                   "where the hemicube was rendered, no readback) or auto (cpu: on llvmpipe and on an NVIDIA H100 the "
-                   "faster one)")
+                   "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (compute passes "
+                   "where a batch of hemicubes was rendered, one small readback a batch) or auto (cpu: the faster "
+                   "one on llvmpipe and, so far measured, on an NVIDIA GPU)")
       ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);

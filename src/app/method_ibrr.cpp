@@ -66,10 +66,15 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
   std::printf("store            R = %d, %llu layers, %.2f layers per occupied pixel, %.1f MiB (%.0f bytes per layer)\n",
               result.store.frame().resolution(), static_cast<unsigned long long>(store.layerCount),
               store.layersPerOccupiedPixel, double(store.totalBytes) / (1024.0 * 1024.0), store.bytesPerLayer);
-  std::printf(
-      "time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion %.2f s; "
-      "overlapped), waiting for the warp %.2f s\n",
-      s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds, s.waitSeconds);
+  if (s.warp == bake::WarpDevice::Gpu)  // the draws are submitted, and the GPU runs them with the batch's warp
+    std::printf("time             %.2f s: light paths %.2f s, render (submitting) %.2f s, warp %.2f s (batches of "
+                "hemicubes drawn and warped on the GPU, each waited for)\n",
+                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds);
+  else
+    std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion "
+                "%.2f s; overlapped), waiting for the warp %.2f s\n",
+                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
+                s.waitSeconds);
   if (settings.direct == bake::DirectLight::Rays)
     std::printf("direct light     %.2f s (in the time above): up to %u points per layer, %u shadow rays per point and "
                 "emissive triangle, %.1f M rays (%.1f M/s); %llu layers found no surface under them\n",

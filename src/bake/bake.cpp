@@ -6,6 +6,7 @@
 #include "bake/layer_points.hpp"
 #include "gpu/context.hpp"
 #include "gpu/hemicube.hpp"
+#include "gpu/memory.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/hemicube_samples.hpp"
 #include "ibrr/ldc_builder.hpp"
@@ -29,6 +30,7 @@
 
 #include <glm/gtc/constants.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <mutex>
@@ -235,23 +237,22 @@ void validateBakeOptions(const BakeOptions& options) {
 
 WarpDevice resolveWarpDevice(WarpDevice requested) {
   // auto takes the CPU warp on every GL: on llvmpipe the "GPU" is the same cores and the compute pass is 11×
-  // slower; on an NVIDIA H100 (docs/benchmarks.md) the CPU warp (16 cores) bakes 561 hemicubes/s against the GPU
-  // warp's 283 on the Cornell box and 165 against 128 on the conference room, and on an NVIDIA GPU a few of the
-  // GPU warp's pixel writes still differ from the CPU's (docs/ibrr.md, "The GPU warp").
+  // slower; on an NVIDIA H200 the GPU warp of one hemicube at a time was the slower (docs/ibrr.md, "The GPU warp"),
+  // and the batched one has yet to show there that it is correct and faster.
   return requested == WarpDevice::Automatic ? WarpDevice::Cpu : requested;
 }
 
 namespace {
-// The GPU warp matches the CPU warp exactly on llvmpipe; on an NVIDIA H200 a few pixel writes in billions still
-// differ (docs/ibrr.md, "The GPU warp").
+// The GPU warp matches the CPU warp on llvmpipe; on a hardware GPU the batched warp is not yet measured against it
+// (docs/ibrr.md, "The GPU warp").
 void warnOfHardwareGpuWarp() {
   gpu::ContextInfo info;
   const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   info.renderer = renderer ? renderer : "";
   if (!info.isSoftware())
     warn("--warp gpu on " + info.renderer +
-         ": on NVIDIA GPUs this warp's store can differ from the CPU warp's in a few pixel writes (docs/ibrr.md, "
-         "\"The GPU warp\"); --warp cpu is the exact one and, on an H100, the faster");
+         ": on a hardware GPU this warp's store may differ from the CPU warp's (docs/ibrr.md, \"The GPU warp\"); "
+         "--warp cpu is the reference one");
 }
 
 // The --warp names, one per device.
@@ -384,21 +385,67 @@ private:
   double m_warpSeconds[2] = {0.0, 0.0}, m_insertSeconds[2] = {0.0, 0.0};
 };
 
-// Inserts each hemicube on the GPU right after drawing it (gpu_insertion.hpp).
+// The hemicubes drawn into the atlas's slots and not yet warped, for the GPU warps of both levels: when every
+// slot is full, or a warp is asked to finish, each level inserts its hemicubes of the batch in their order
+// (gpu_insertion.hpp), with one readback a level.
+class GpuBatch {
+public:
+  // clamp: the bound on g of every hemicube (0 = none).
+  GpuBatch(gpu::HemicubeRenderer& hemicubes, float clamp)
+      : m_hemicubes(hemicubes), m_entries(std::size_t(hemicubes.slots())), m_layouts(m_entries.size()),
+        m_clamp(clamp) {}
+
+  void add(GpuInsertion& level, double& levelSeconds, const gpu::HemicubeSource& source, int resolution,
+           const glm::vec3& power) {
+    if (m_used == m_entries.size()) flush();
+    m_hemicubes.draw(source, resolution, m_layouts[m_used], int(m_used));
+    m_entries[m_used] = {&level, &levelSeconds, {&m_layouts[m_used], power}};
+    ++m_used;
+  }
+
+  // Warps every hemicube drawn so far, each level's in the order they were drawn, and waits for the GPU.
+  void flush() {
+    for (std::size_t first = 0; first < m_used; ++first) {
+      GpuInsertion* level = m_entries[first].level;
+      if (std::any_of(m_entries.begin(), m_entries.begin() + std::ptrdiff_t(first),
+                      [&](const Entry& earlier) { return earlier.level == level; }))
+        continue;  // this level's hemicubes went with its first one
+      const Stopwatch warpTime;
+      m_levelBatch.clear();
+      for (std::size_t k = first; k < m_used; ++k)
+        if (m_entries[k].level == level) m_levelBatch.push_back(m_entries[k].hemicube);
+      level->insert(m_hemicubes, m_levelBatch, m_clamp);
+      glFinish();  // so that the insertion's time is its own
+      *m_entries[first].seconds += warpTime.seconds();
+    }
+    m_used = 0;
+  }
+
+private:
+  struct Entry {
+    GpuInsertion* level = nullptr;
+    double* seconds = nullptr;  // the level's warp time
+    GpuInsertion::Hemicube hemicube;
+  };
+  gpu::HemicubeRenderer& m_hemicubes;
+  std::vector<Entry> m_entries;
+  std::vector<gpu::HemicubeCapture> m_layouts;
+  std::vector<GpuInsertion::Hemicube> m_levelBatch;
+  float m_clamp;
+  std::size_t m_used = 0;
+};
+
+// Draws each hemicube into a slot of the shared batch and inserts it on the GPU with the batch (gpu_insertion.hpp).
 class GpuWarp final : public Warp {
 public:
-  GpuWarp(gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel,
-          int maxResolution, float geometryClamp)
-      : m_hemicubes(hemicubes), m_scene(scene), m_insertion(seeded, kernel, maxResolution), m_clamp(geometryClamp) {}
+  GpuWarp(GpuBatch& batch, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel, int maxResolution,
+          int slots)
+      : m_batch(batch), m_scene(scene), m_insertion(seeded, kernel, maxResolution, slots) {}
 
   void add(const rays::Vpl& vpl, int resolution, bool) override {
-    m_hemicubes.draw(hemicubeSourceFor(vpl, m_scene), resolution, m_layout);
-    const Stopwatch warpTime;
-    m_insertion.insert(m_hemicubes, m_layout, vpl.power, m_clamp);
-    glFinish();  // so that the insertion's time is its own, not the next hemicube's
-    m_warpSeconds += warpTime.seconds();
+    m_batch.add(m_insertion, m_warpSeconds, hemicubeSourceFor(vpl, m_scene), resolution, vpl.power);
   }
-  void finish() override {}
+  void finish() override { m_batch.flush(); }
   LayerSums layerSums() const override { return LayerSums::fromStore(m_insertion.finalize()); }
   void addStats(BakeStats& stats) const override {
     const GpuInsertionStats gpu = m_insertion.stats();
@@ -410,11 +457,9 @@ public:
   }
 
 private:
-  gpu::HemicubeRenderer& m_hemicubes;
+  GpuBatch& m_batch;
   const scene::Scene& m_scene;
   GpuInsertion m_insertion;
-  float m_clamp;
-  gpu::HemicubeCapture m_layout;
   double m_warpSeconds = 0.0;
 };
 
@@ -435,6 +480,7 @@ rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32
 // The bake's levels: the store's (R) and, with --indirect-ldc R2 < R, the coarser one the VPLs after a bounce
 // are warped into.
 struct Levels {
+  std::unique_ptr<GpuBatch> gpuBatch;  // the GPU warps' shared slots (first: the warps refer to it)
   std::unique_ptr<Warp> store, indirect;
   Warp& forVpl(const rays::Vpl& vpl) { return indirect && vpl.bounce > 0 ? *indirect : *store; }
   void finish() {
@@ -542,12 +588,31 @@ LdcBuilder seededBuilder(const scene::Scene& scene, BakeOptions options, int res
 }
 
 std::unique_ptr<Warp> makeWarp(WarpDevice device, gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene,
-                               LdcBuilder& builder, const BakeOptions& options, float geometryClamp, BakeStats& stats) {
+                               LdcBuilder& builder, const BakeOptions& options, float geometryClamp, BakeStats& stats,
+                               GpuBatch* gpuBatch, int maxResolution) {
   if (device == WarpDevice::Gpu)
-    return std::make_unique<GpuWarp>(hemicubes, scene, builder, options.splat,
-                                     std::max(options.hemicubeResolution, options.indirectHemicubeResolution),
-                                     geometryClamp);
+    return std::make_unique<GpuWarp>(*gpuBatch, scene, builder, options.splat, maxResolution, hemicubes.slots());
   return std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
+}
+
+// The largest hemicube resolution among the VPLs the bake renders (the indirect one when there are none).
+int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& options) {
+  int resolution = 0;
+  for (const rays::Vpl& vpl : vpls.vpls) resolution = std::max(resolution, hemicubeResolutionFor(vpl, options));
+  return resolution > 0 ? resolution : options.indirectHemicubeResolution;
+}
+
+// The GPU warp's batch: the hemicube slots that an eighth of the GPU's free memory holds, each with its share of
+// every level's miss list (options.gpuBatchHemicubes when set).
+int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
+  if (options.gpuBatchHemicubes > 0) return options.gpuBatchHemicubes;
+  constexpr int kMaxSlots = 256;
+  constexpr std::uint64_t kSoftwareBudget = 16u << 20;  // a software GL's memory is the process's
+  const std::uint64_t slotBytes = gpu::HemicubeRenderer::slotBytes(maxResolution) +
+                                  std::uint64_t(levels) * GpuInsertion::missListBytes(maxResolution, 1);
+  const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
+  const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
+  return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, kMaxSlots));
 }
 
 // A level's share of the statistics: its writes and samples add up, the times too.
@@ -653,11 +718,17 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
   stats.vplSeconds = vplTime.seconds();
 
   const gpu::SceneRenderer renderer(scene);
-  gpu::HemicubeRenderer hemicubes(renderer, scene,
-                                  std::max(options.hemicubeResolution, options.indirectHemicubeResolution));
+  const int maxResolution = renderedHemicubeResolution(vpls, options);
+  const int slots = warpDevice == WarpDevice::Gpu ? gpuBatchSlots(options, maxResolution, coarse ? 2 : 1) : 1;
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
   Levels levels;
-  levels.store = makeWarp(warpDevice, hemicubes, scene, builder, options, geometryClamp, stats);
-  if (coarse) levels.indirect = makeWarp(warpDevice, hemicubes, scene, *coarse, options, geometryClamp, stats);
+  if (warpDevice == WarpDevice::Gpu) levels.gpuBatch = std::make_unique<GpuBatch>(hemicubes, geometryClamp);
+  auto levelWarp = [&](LdcBuilder& level) {
+    return makeWarp(warpDevice, hemicubes, scene, level, options, geometryClamp, stats, levels.gpuBatch.get(),
+                    maxResolution);
+  };
+  levels.store = levelWarp(builder);
+  if (coarse) levels.indirect = levelWarp(*coarse);
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
       warpAllVpls(vpls, options, hemicubes, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);

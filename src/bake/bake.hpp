@@ -78,6 +78,10 @@ struct BakeOptions {
   // store to the paths completed. The result then depends on the machine's speed.
   double timeBudgetSeconds = 0.0;
   WarpDevice warp = WarpDevice::Automatic;
+  // --warp gpu: the hemicubes drawn before they are warped, one atlas slot each; 0 (the default): as many as an
+  // eighth of the GPU's free memory holds (at most 256), or 16 MiB's worth where the driver does not say (a
+  // software GL). The store does not depend on it.
+  int gpuBatchHemicubes = 0;
   // After the warp, add to every layer the light the clamp removed there, estimated by rays from the layer
   // (bias_compensation.hpp). Only with a clamp (geometryClamp ≠ 0); the store file records it.
   bool biasCompensation = true;
@@ -108,7 +112,7 @@ struct BakeStats {
   double renderSeconds = 0.0;         // GL submission + rasterisation (GL thread)
   double readbackSeconds = 0.0;       // glGetTextureSubImage (GL thread; CPU warp only)
   double warpSeconds = 0.0;           // CPU: conversion + LDC insertion (TBB, overlapped with rendering); GPU: the
-                                      // insertion passes, each waited for
+                                      // insertion passes, from their submission to the end of the batch
   double insertSeconds = 0.0;         // of which LDC insertion
   double waitSeconds = 0.0;           // GL thread waiting for the warp to free a batch (CPU warp)
   std::uint64_t pixelWrites = 0;      // (sample, LDI pixel) pairs the splats covered

@@ -56,7 +56,8 @@ enum InsertUniform : GLint {
   kEdgeNormalCosU = IBRR_U_WARP_EDGE_NORMAL_COS,
   kEdgeMeetFootprints2U = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2,
   kMaxEdgeReachU = IBRR_U_WARP_MAX_EDGE_REACH,
-  kEdgeSweepU = IBRR_U_WARP_EDGE_SWEEP
+  kEdgeSweepU = IBRR_U_WARP_EDGE_SWEEP,
+  kAtlasLayer = IBRR_U_WARP_ATLAS_LAYER
 };
 // Uniform locations of shaders/ldc_flush.comp.
 enum FlushUniform : GLint { kPower = IBRR_U_FLUSH_POWER, kPixelArea = IBRR_U_FLUSH_PIXEL_AREA };
@@ -79,6 +80,8 @@ constexpr float kMinSampleAreaPixels = 1e-9f;  // as ibrr/ldc_builder.cpp: a zer
 // Per-layer buffers: bytes per layer for the sums, stamps, touched list, totals, planes, next links, births.
 constexpr std::size_t kSumBytes = 16, kStampBytes = 4, kTouchedBytes = 4, kTotalBytes = 16, kPlaneBytes = 16,
                       kNextBytes = 4, kBirthBytes = 8;
+// The miss list: three blocks of uvec4, one entry each (shaders/ldc_insertion.glsl, b_misses).
+constexpr std::size_t kMissBlocks = 3, kMissEntryBytes = kMissBlocks * 16;
 
 // A buffer of `bytes` (at least 16) with `word` in every 32-bit word, created with that content rather than
 // cleared. On the NVIDIA driver (580.159, an H200), glNamedBufferSubData into a buffer just cleared with
@@ -111,7 +114,13 @@ void upload(const gpu::Buffer& buffer, std::size_t first, std::size_t count, con
 
 }  // namespace
 
-GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution)
+std::uint64_t GpuInsertion::missListBytes(int maxHemicubeResolution, int slots) {
+  // Every texel of a full cube at the largest H can miss, in every slot.
+  return kMissEntryBytes * 6 * std::uint64_t(maxHemicubeResolution) * std::uint64_t(maxHemicubeResolution) *
+         std::uint64_t(slots);
+}
+
+GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution, int slots)
     : m_params(seeded.params()),
       m_frame(seeded.frame()),
       m_insert(gpu::loadProgram({"ldc_insert.comp"})),
@@ -124,14 +133,13 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   m_births.assign(m_planes.size(), glm::uvec2(0));
   m_extraNext.assign(m_planes.size(), -1);
   m_extraHead.assign(m_frame.pixelCount(), -1);
-  checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution);
+  checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution, slots);
   m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
   m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
   reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
   upload(m_planeBuffer, 0, m_planes.size(), m_planes);
-  // Every texel of a full cube at the largest H can miss.
-  m_missCapacity = std::uint32_t(6 * maxHemicubeResolution * maxHemicubeResolution);
-  m_missBuffer = filledBuffer(2 * std::size_t(m_missCapacity) * 16, 0);
+  m_missCapacity = std::uint32_t(missListBytes(maxHemicubeResolution, slots) / kMissEntryBytes);
+  m_missBuffer = filledBuffer(std::size_t(m_missCapacity) * kMissEntryBytes, 0);
   std::uint32_t control[kControlWords] = {0, 1, 1};
   control[kMissCapacity] = m_missCapacity;
   m_controlBuffer = gpu::Buffer(GLsizeiptr(sizeof control), control, GL_DYNAMIC_STORAGE_BIT);
@@ -157,12 +165,12 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   gpu::checkGlError("setting up the GPU insertion");
 }
 
-void GpuInsertion::checkVideoMemory(std::size_t layers, int maxHemicubeResolution) const {
+void GpuInsertion::checkVideoMemory(std::size_t layers, int maxHemicubeResolution, int slots) const {
   constexpr std::uint64_t kBytesPerLayer =
       kPlaneBytes + kSumBytes + kStampBytes + kTouchedBytes + kTotalBytes + kNextBytes + kBirthBytes;
   const std::uint64_t pixels = m_frame.pixelCount();
   const std::uint64_t bytes = layers * kBytesPerLayer + pixels * 8 +  // offsets and extra-layer heads
-                              2 * 6 * std::uint64_t(maxHemicubeResolution) * std::uint64_t(maxHemicubeResolution) * 16;
+                              missListBytes(maxHemicubeResolution, slots);
   gpu::requireVideoMemory(bytes, "the GPU warp's store at --ldc " + std::to_string(m_frame.resolution()),
                           "bake with --warp cpu or a smaller --ldc");
 }
@@ -193,12 +201,40 @@ void GpuInsertion::bindBuffers() const {
   for (GLuint b = 0; b < kBindingCount; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, buffers[b]->id());
 }
 
-void GpuInsertion::dispatchInsert(int resolution, int rows, bool missPass) const {
+// The uniforms of one hemicube: its slot, layout, clamp and stamp (its number in the bake, ≥ 1).
+void GpuInsertion::setHemicube(const gpu::HemicubeCapture& layout, float clamp, std::uint64_t stamp) const {
+  const GLuint id = m_insert.id();
+  glProgramUniform3fv(id, kCentre, 1, glm::value_ptr(layout.centre));
+  glProgramUniform1i(id, kAtlasLayer, layout.atlasLayer);
+  glProgramUniform1i(id, kResolution, layout.resolution);
+  glProgramUniform1i(id, kRows, layout.faces.back().firstRow + layout.faces.back().rows);
+  glProgramUniform1i(id, kSideFaceRows, layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution);
+  glProgramUniform1f(id, kClamp, clamp);
+  glProgramUniform1ui(id, kHemicube, static_cast<GLuint>(stamp));
+}
+
+void GpuInsertion::dispatchInsert(const gpu::HemicubeCapture& layout, bool missPass) const {
+  const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
   glProgramUniform1i(m_insert.id(), kMissPass, missPass ? 1 : 0);
   m_insert.use();
-  glDispatchCompute((GLuint(resolution) + kInsertGroup - 1) / kInsertGroup,
+  glDispatchCompute((GLuint(layout.resolution) + kInsertGroup - 1) / kInsertGroup,
                     (GLuint(rows) + kInsertGroup - 1) / kInsertGroup, 1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+}
+
+// Adds the hemicube's means to the totals of the layers it touched and leaves an empty touched list.
+void GpuInsertion::flushHemicube(const glm::vec3& power) const {
+  glProgramUniform3fv(m_flush.id(), kPower, 1, glm::value_ptr(power));
+  m_flush.use();
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, m_controlBuffer.id());
+  glDispatchComputeIndirect(0);
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+  const std::uint32_t zero = 0;
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kGroups * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kTouchedCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                            &zero);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
 }
 
 std::int32_t GpuInsertion::matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const {
@@ -216,22 +252,25 @@ std::int32_t GpuInsertion::matchExtra(std::uint32_t pixel, const glm::vec3& p, c
   return best;
 }
 
-// Opens the layers of the miss pass's samples in sample (atlas texel) order: a sample that lies on a layer an
-// earlier one of them opened joins it; the others open their own, at the end of their pixel's list.
+// Opens the layers of the miss pass's samples in sample order (hemicube, then atlas texel): a sample that lies on
+// a layer an earlier one of them opened joins it; the others open their own, at the end of their pixel's list.
 void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
   ++m_missReadbacks;
   const std::uint32_t listed = std::min(missCount, m_missCapacity);
-  std::vector<glm::uvec4> misses(2 * std::size_t(m_missCapacity));
-  glGetNamedBufferSubData(m_missBuffer.id(), 0, GLsizeiptr(listed * 16), misses.data());
-  glGetNamedBufferSubData(m_missBuffer.id(), GLintptr(m_missCapacity * 16), GLsizeiptr(listed * 16),
-                          misses.data() + m_missCapacity);
+  std::vector<glm::uvec4> misses(kMissBlocks * std::size_t(listed));
+  for (std::size_t block = 0; block < kMissBlocks; ++block)
+    glGetNamedBufferSubData(m_missBuffer.id(), GLintptr(block * m_missCapacity * 16), GLsizeiptr(listed * 16),
+                            misses.data() + block * listed);
+  const glm::uvec4* stamps = misses.data() + 2 * std::size_t(listed);
   std::vector<std::uint32_t> order(listed);
   for (std::uint32_t k = 0; k < listed; ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return misses[a].x < misses[b].x; });
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return stamps[a].x != stamps[b].x ? stamps[a].x < stamps[b].x : misses[a].x < misses[b].x;
+  });
   const std::size_t firstNew = m_planes.size();
   std::vector<std::uint32_t> changedHeads, changedLinks;
   for (std::uint32_t k : order) {
-    const glm::uvec4 a = misses[k], b = misses[m_missCapacity + k];
+    const glm::uvec4 a = misses[k], b = misses[listed + k];
     const glm::vec3 p(std::bit_cast<float>(a.z), std::bit_cast<float>(a.w), std::bit_cast<float>(b.x));
     const glm::vec3 n =
         sampleUnitNormal(glm::vec3(std::bit_cast<float>(b.y), std::bit_cast<float>(b.z), std::bit_cast<float>(b.w)));
@@ -239,7 +278,7 @@ void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
     if (matchExtra(pixel, p, n) >= 0) continue;
     const auto id = static_cast<std::int32_t>(m_planes.size());
     m_planes.emplace_back(n, glm::dot(p, n));
-    m_births.emplace_back(std::uint32_t(m_hemicubes), a.x);
+    m_births.emplace_back(stamps[k].x, a.x);
     m_extraNext.push_back(-1);
     std::int32_t* link = &m_extraHead[pixel];
     while (*link >= 0) link = &m_extraNext[std::size_t(*link)];
@@ -259,46 +298,34 @@ void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
   for (std::uint32_t pixel : changedHeads) upload(m_extraHeadBuffer, pixel, 1, m_extraHead);
 }
 
-void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, const gpu::HemicubeCapture& layout,
-                          const glm::vec3& power, float clamp) {
-  if (m_hemicubes + 1 >= std::numeric_limits<std::uint32_t>::max())
+void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const Hemicube> batch, float clamp) {
+  if (batch.empty()) return;
+  if (m_hemicubes + batch.size() >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the GPU insertion takes at most 2^32-2 hemicubes; bake with --warp cpu");
   gpu::DebugGroup group("LDC insertion");
-  ++m_hemicubes;
-  const int resolution = layout.resolution;
-  const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
-  const GLuint id = m_insert.id();
-  glProgramUniform3fv(id, kCentre, 1, glm::value_ptr(layout.centre));
-  glProgramUniform1i(id, kResolution, resolution);
-  glProgramUniform1i(id, kRows, rows);
-  glProgramUniform1i(id, kSideFaceRows, layout.faces.size() > 1 ? layout.faces[1].rows : resolution);
-  glProgramUniform1f(id, kClamp, clamp);
-  glProgramUniform1ui(id, kHemicube, static_cast<GLuint>(m_hemicubes));
   bindBuffers();
   glBindTextureUnit(IBRR_T_WARP_POSITION, atlas.positionTexture());
   glBindTextureUnit(IBRR_T_WARP_NORMAL, atlas.normalTexture());
-  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the previous command
+  glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the commands before
 
+  // The misses of every hemicube of the batch, against the layers opened before the batch; the host sorts out
+  // those that lie on a layer opened earlier in the batch.
   const std::uint32_t zero = 0;
   glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kMissCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
-  dispatchInsert(resolution, rows, true);
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    setHemicube(*batch[k].layout, clamp, m_hemicubes + 1 + k);
+    dispatchInsert(*batch[k].layout, true);
+  }
   if (const std::uint32_t missCount = readWord(m_controlBuffer, kMissCount); missCount > 0) {
     openMissedLayers(missCount);
     bindBuffers();  // buffers may have grown
   }
-  dispatchInsert(resolution, rows, false);
-
-  glProgramUniform3fv(m_flush.id(), kPower, 1, glm::value_ptr(power));
-  m_flush.use();
-  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, m_controlBuffer.id());
-  glDispatchComputeIndirect(0);
-  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
-  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-  // The next hemicube starts with an empty touched list and no flush groups.
-  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kGroups * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
-  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kTouchedCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT,
-                            &zero);
-  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    setHemicube(*batch[k].layout, clamp, m_hemicubes + 1 + k);
+    dispatchInsert(*batch[k].layout, false);
+    flushHemicube(batch[k].power);
+  }
+  m_hemicubes += batch.size();
 }
 
 GpuInsertionStats GpuInsertion::stats() const {

@@ -1,15 +1,18 @@
 #pragma once
-// The IBRR warp on the GPU: each hemicube is inserted into the store where it was rendered, by a compute pass
-// over its atlas (shaders/ldc_insert.comp), with no readback; the store comes back once, at the end.
+// The IBRR warp on the GPU: hemicubes are inserted into the store where they were rendered, by compute passes
+// over their atlas slots (shaders/ldc_insert.comp), a batch of hemicubes at a time with one 4-byte readback a
+// batch; the store comes back once, at the end.
 //
-// It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per hemicube:
-//   1. a miss pass lists the samples whose splat covers the pixel they lie in and find no layer there (a
-//      surface the seeds lack: the back of an open surface, which the seeds take from the front); the host
-//      reads back their count (4 bytes) and, when there are any, the list;
-//   2. the host opens their layers in sample order, with the planes the CPU builder gives them
-//      (ibrr::sampleUnitNormal), and uploads them as per-pixel lists with their births, so that a sample sees
-//      only the layers opened before it;
-//   3. the accumulating pass matches and adds; a flush adds the hemicube's means to the totals.
+// It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per batch:
+//   1. a miss pass over each hemicube lists the samples whose splat covers the pixel they lie in and find no
+//      layer there (a surface the seeds lack: the back of an open surface, which the seeds take from the
+//      front); the host reads back their count (4 bytes) and, when there are any, the list;
+//   2. the host opens their layers in sample order (hemicube, then atlas texel), with the planes the CPU builder
+//      gives them (ibrr::sampleUnitNormal): a listed sample on a layer an earlier one opened joins it, as if the
+//      hemicubes had been warped one by one. It uploads them as per-pixel lists with their births, so that a
+//      sample sees only the layers opened before it;
+//   3. hemicube by hemicube, the accumulating pass matches and adds, and a flush adds the hemicube's means to
+//      the totals (the sums are per layer, so two hemicubes' passes do not overlap); no pass waits for the host.
 // The matching rule is the CPU builder's (ibrr/ldc_builder.hpp): every share a sample gives a pixel is matched
 // by the sample's own plane, so the two warps give the same layers and, within the float rounding of the CPU's
 // sums, the same radiosity.
@@ -25,6 +28,7 @@
 #include <glm/glm.hpp>
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ibrr::bake {
@@ -40,15 +44,23 @@ struct GpuInsertionStats {
 
 class GpuInsertion {
 public:
-  // Uploads the layers of `seeded` (a builder given its seeds and no hemicube yet). maxHemicubeResolution:
-  // the largest H to be inserted. A GL 4.5 context must be current. Throws ibrr::Error when the layers do not
-  // fit in GPU buffers.
-  GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution);
+  // A hemicube drawn into a slot of the atlas (gpu::HemicubeRenderer::draw, which filled `layout`) and its VPL's
+  // power Φ.
+  struct Hemicube {
+    const gpu::HemicubeCapture* layout = nullptr;
+    glm::vec3 power{0.0f};
+  };
 
-  // Adds the hemicube last drawn into `atlas` (gpu::HemicubeRenderer::draw, which filled `layout`) with its VPL's
-  // power Φ and the bound on g (0 = none).
-  void insert(const gpu::HemicubeRenderer& atlas, const gpu::HemicubeCapture& layout, const glm::vec3& power,
-              float clamp);
+  // Uploads the layers of `seeded` (a builder given its seeds and no hemicube yet). maxHemicubeResolution:
+  // the largest H to be inserted; slots: the most hemicubes a batch holds. A GL 4.5 context must be current.
+  // Throws ibrr::Error when the layers do not fit in GPU buffers.
+  GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution, int slots = 1);
+
+  // Adds the hemicubes of `batch`, in their order, drawn into `atlas`, with the bound on g (0 = none).
+  void insert(const gpu::HemicubeRenderer& atlas, std::span<const Hemicube> batch, float clamp);
+  // The GPU memory a warp of `slots` slots needs besides its layers: the list of missed samples (48 bytes an
+  // atlas texel).
+  [[nodiscard]] static std::uint64_t missListBytes(int maxHemicubeResolution, int slots);
 
   // The store of everything inserted so far (reads the totals back).
   LayeredDepthCube finalize() const;
@@ -56,12 +68,14 @@ public:
 
 private:
   void bindBuffers() const;
-  void dispatchInsert(int resolution, int rows, bool missPass) const;
+  void setHemicube(const gpu::HemicubeCapture& layout, float clamp, std::uint64_t stamp) const;
+  void dispatchInsert(const gpu::HemicubeCapture& layout, bool missPass) const;
+  void flushHemicube(const glm::vec3& power) const;
   void openMissedLayers(std::uint32_t missCount);
   void reserveLayers(std::size_t layers);
   // Refuses (ibrr::Error) before any buffer is made when the driver tells the GPU's free memory and
   // the warp's buffers for `layers` layers exceed it (gpu/memory.hpp).
-  void checkVideoMemory(std::size_t layers, int maxHemicubeResolution) const;
+  void checkVideoMemory(std::size_t layers, int maxHemicubeResolution, int slots) const;
   std::int32_t matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const;
 
   LdcParams m_params;
@@ -69,7 +83,7 @@ private:
   // The layers as on the GPU: the seeds' compact part (m_offsets), then the opened ones as per-pixel lists.
   std::vector<std::uint32_t> m_offsets;
   std::vector<glm::vec4> m_planes;        // (n, d) per layer
-  std::vector<glm::uvec2> m_births;       // (hemicube, atlas texel); (0, 0) for the seeds
+  std::vector<glm::uvec2> m_births;       // (hemicube stamp, atlas texel); (0, 0) for the seeds
   std::vector<std::int32_t> m_extraHead;  // per pixel
   std::vector<std::int32_t> m_extraNext;  // per layer
   std::size_t m_capacity = 0;             // layers the per-layer buffers hold

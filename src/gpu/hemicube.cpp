@@ -51,38 +51,54 @@ float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int 
   return hemicubePixelSolidAngle(a, b, pixelSide);
 }
 
-HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution)
+std::uint64_t HemicubeRenderer::slotBytes(int maxResolution) {
+  constexpr std::uint64_t kBytesPerTexel = 16 + 16 + 4;  // position, normal and g, depth
+  return kBytesPerTexel * 6 * std::uint64_t(maxResolution) * std::uint64_t(maxResolution);
+}
+
+HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution,
+                                   int slots)
     : m_renderer(renderer),
       m_maxResolution(maxResolution),
-      m_positionTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
-      m_normalTarget(GL_RGBA32F, maxResolution, 6 * maxResolution),
+      m_slots(std::max(slots, 1)),
+      m_positionTarget(GL_RGBA32F, maxResolution, 6 * maxResolution, m_slots),
+      m_normalTarget(GL_RGBA32F, maxResolution, 6 * maxResolution, m_slots),
       m_depth(GL_DEPTH_COMPONENT32F, maxResolution, 6 * maxResolution),
-      m_framebuffer(Framebuffer::create()),
       m_program(loadProgram({"scene.vert", "hemicube.frag"})) {
   if (maxResolution < 2 || maxResolution % 2 != 0 || maxResolution > 4096)
     throw Error("hemicube resolution " + std::to_string(maxResolution) + " must be even and in [2, 4096]");
+  GLint maxLayers = 0;
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
+  IBRR_CHECK(slots >= 1 && slots <= maxLayers, "a hemicube atlas has between one slot and GL's array layers");
   const float diagonal = std::max(scene.bounds().diagonal(), 1e-6f);
   // Geometry closer than the near plane is clipped: 1e-4 of the scene (0.1 mm in the Cornell box).
   m_nearPlane = 1e-4f * diagonal;
   m_farPlane = 2.0f * diagonal;
   m_surfaceOffset = 1e-4f * diagonal;
-  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT0, m_positionTarget.id(), 0);
-  glNamedFramebufferTexture(m_framebuffer.id(), GL_COLOR_ATTACHMENT1, m_normalTarget.id(), 0);
-  glNamedFramebufferRenderbuffer(m_framebuffer.id(), GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, m_depth.id());
   const GLenum attachments[] = {GL_COLOR_ATTACHMENT0, GL_COLOR_ATTACHMENT1};
-  glNamedFramebufferDrawBuffers(m_framebuffer.id(), 2, attachments);
-  m_framebuffer.checkComplete("hemicube");
+  for (int slot = 0; slot < m_slots; ++slot) {
+    const GLuint framebuffer = m_framebuffers.emplace_back(Framebuffer::create()).id();
+    glNamedFramebufferTextureLayer(framebuffer, GL_COLOR_ATTACHMENT0, m_positionTarget.id(), 0, slot);
+    glNamedFramebufferTextureLayer(framebuffer, GL_COLOR_ATTACHMENT1, m_normalTarget.id(), 0, slot);
+    glNamedFramebufferRenderbuffer(framebuffer, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, m_depth.id());
+    glNamedFramebufferDrawBuffers(framebuffer, 2, attachments);
+    m_framebuffers.back().checkComplete("hemicube");
+  }
 }
 
 void HemicubeRenderer::render(const HemicubeSource& source, int resolution, HemicubeCapture& capture) {
+  const Stopwatch renderTime;
   draw(source, resolution, capture);
+  glFinish();
+  m_lastRenderSeconds = renderTime.seconds();
   readBack(capture);
 }
 
-void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture) {
+void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture, int slot) {
   if (resolution < 2 || resolution % 2 != 0 || resolution > m_maxResolution)
     throw Error("hemicube resolution " + std::to_string(resolution) + " must be even and at most " +
                 std::to_string(m_maxResolution));
+  IBRR_CHECK(slot >= 0 && slot < m_slots, "a hemicube slot within the atlas");
   DebugGroup group("hemicube");
   const Stopwatch renderTime;
   const bool fullCube = source.profile == EmissionProfile::IsotropicPoint;
@@ -93,9 +109,11 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   capture.centre =
       source.position + (source.profile == EmissionProfile::LambertianSurface ? m_surfaceOffset : 0.0f) * axis;
   capture.faces = hemicubeFaces(axis, resolution, fullCube);
+  capture.atlasLayer = slot;
   const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
 
-  glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer.id());
+  const GLuint framebuffer = m_framebuffers[std::size_t(slot)].id();
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
   glEnable(GL_DEPTH_TEST);
   glDepthFunc(GL_LESS);
   glDisable(GL_CULL_FACE);
@@ -103,9 +121,9 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   glEnable(GL_SCISSOR_TEST);
   glScissor(0, 0, resolution, rows);
   const float zero[4] = {0, 0, 0, 0};
-  glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, 0, zero);
-  glClearNamedFramebufferfv(m_framebuffer.id(), GL_COLOR, 1, zero);
-  glClearNamedFramebufferfi(m_framebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  glClearNamedFramebufferfv(framebuffer, GL_COLOR, 0, zero);
+  glClearNamedFramebufferfv(framebuffer, GL_COLOR, 1, zero);
+  glClearNamedFramebufferfi(framebuffer, GL_DEPTH_STENCIL, 0, 1.0f, 0);
   m_program.use();
   glProgramUniform3fv(m_program.id(), kUniformCentre, 1, &capture.centre.x);
   glProgramUniform3fv(m_program.id(), kUniformAxis, 1, &axis.x);
@@ -124,7 +142,6 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   }
   glDisable(GL_SCISSOR_TEST);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
-  glFinish();
   m_lastRenderSeconds = renderTime.seconds();
 }
 
@@ -136,9 +153,10 @@ void HemicubeRenderer::readBack(HemicubeCapture& capture) {
   capture.positions.resize(pixels);
   capture.normalsGeometry.resize(pixels);
   const GLsizei bytes = GLsizei(pixels * sizeof(glm::vec4));
-  glGetTextureSubImage(m_positionTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
+  const int layer = capture.atlasLayer;
+  glGetTextureSubImage(m_positionTarget.id(), 0, 0, 0, layer, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
                        capture.positions.data());
-  glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, 0, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
+  glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, layer, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
                        capture.normalsGeometry.data());
   m_lastReadbackSeconds = readTime.seconds();
   checkGlError("the hemicube pass");

@@ -3,10 +3,13 @@
 // half faces around it) or a full cube (six faces, for point lights) rendered around a virtual
 // point light into one float atlas, then read back (paper §4.1).
 //
-// Atlas layout for resolution H (H even): the faces are stacked vertically in one texture of width
-// H. Hemicube: the front face at rows [0, H), then the four half faces, H/2 rows each (total 3H
-// rows, the 3H² pixels of a hemicube). Full cube: six full faces (6H rows). Each half face keeps
-// only the half of its 90° frustum above the VPL's tangent plane.
+// Atlas layout for resolution H (H even): the faces are stacked vertically in a slot of width H.
+// Hemicube: the front face at rows [0, H), then the four half faces, H/2 rows each (total 3H rows,
+// the 3H² pixels of a hemicube). Full cube: six full faces (6H rows). Each half face keeps only the
+// half of its 90° frustum above the VPL's tangent plane. The atlas is a 2D array texture of
+// maxResolution × 6·maxResolution texels, one layer (a slot) a hemicube, so that the GPU warp can
+// draw a batch of hemicubes before it warps them (src/bake/gpu_insertion.hpp). Every slot is drawn at
+// the same window coordinates, so a hemicube's texels do not depend on its slot.
 //
 // Per atlas pixel the readback holds the world position (w = 1 where covered) and the normal on
 // the side facing the VPL with the geometry term g = I(ω)/Φ · cosθx / r² (see hemicube.frag).
@@ -16,6 +19,7 @@
 
 #include <glm/glm.hpp>
 
+#include <cstdint>
 #include <vector>
 
 namespace ibrr::gpu {
@@ -45,6 +49,7 @@ struct HemicubeCapture {
   HemicubeSource source;
   glm::vec3 centre{0.0f};  // the render position: source.position moved off its surface
   int resolution = 0;      // H
+  int atlasLayer = 0;      // the slot: the atlas layer it was drawn into
   std::vector<HemicubeFace> faces;
   std::vector<glm::vec4> positions;        // atlas, row-major, bottom row first (GL order)
   std::vector<glm::vec4> normalsGeometry;  // xyz normal facing the centre, w = g
@@ -60,24 +65,32 @@ float atlasPixelSolidAngle(const HemicubeFace& face, int resolution, int x, int 
 
 class HemicubeRenderer {
 public:
-  // maxResolution: the largest H to be rendered (the atlas is allocated once, for a full cube).
-  HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution);
+  // maxResolution: the largest H to be rendered (the atlas is allocated once, for full cubes).
+  // slots: how many hemicubes the atlas holds at once (its layers); at most GL's array layers.
+  HemicubeRenderer(const SceneRenderer& renderer, const scene::Scene& scene, int maxResolution, int slots = 1);
 
-  // Renders the faces for `source` at resolution H (even, ≤ maxResolution) and reads them back
-  // into `capture` (its buffers are reused across calls). Point sources get a full cube.
+  // Renders the faces for `source` at resolution H (even, ≤ maxResolution) into slot 0 and reads
+  // them back into `capture` (its buffers are reused across calls). Point sources get a full cube.
   void render(const HemicubeSource& source, int resolution, HemicubeCapture& capture);
-  // Renders only, leaving the atlas on the GPU (positionTexture()); fills the layout of `capture`
-  // (source, centre, faces with their matrices) but not its pixel buffers.
-  void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture);
+  // Issues the drawing of the faces into `slot` and returns without waiting for the GPU, leaving
+  // the atlas on the GPU (positionTexture()); fills the layout of `capture` (source, centre, the
+  // slot, faces with their matrices) but not its pixel buffers.
+  void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture, int slot = 0);
   // Reads the atlas of the last draw() into `capture`.
   void readBack(HemicubeCapture& capture);
 
+  [[nodiscard]] int slots() const { return m_slots; }
+  // The bytes of GPU memory one slot of an atlas for resolution H takes (its two float targets and depth).
+  [[nodiscard]] static std::uint64_t slotBytes(int maxResolution);
+
+  // The atlas's 2D array textures (sampler2DArray, a layer a slot).
   [[nodiscard]] GLuint positionTexture() const { return m_positionTarget.id(); }
   [[nodiscard]] GLuint normalTexture() const { return m_normalTarget.id(); }  // xyz normal, w = g
   // The distance, in world units, by which a surface VPL is moved off its surface.
   [[nodiscard]] float surfaceOffset() const { return m_surfaceOffset; }
 
-  // Seconds spent in the last render() on drawing (submission + GPU finish) and on readback.
+  // Seconds spent in the last render() on drawing (submission + GPU finish) and on readback; after a
+  // draw() alone, on submitting it.
   [[nodiscard]] double lastRenderSeconds() const { return m_lastRenderSeconds; }
   [[nodiscard]] double lastReadbackSeconds() const { return m_lastReadbackSeconds; }
   [[nodiscard]] std::size_t lastTrianglesSubmitted() const { return m_lastTriangles; }
@@ -85,13 +98,14 @@ public:
 private:
   const SceneRenderer& m_renderer;
   int m_maxResolution;
+  int m_slots;
   float m_nearPlane;  // world units
   float m_farPlane;
   float m_surfaceOffset;  // the centre is moved this far along the axis, off its own surface
-  Texture m_positionTarget;
+  Texture m_positionTarget;  // 2D arrays, a layer a slot
   Texture m_normalTarget;
-  Renderbuffer m_depth;
-  Framebuffer m_framebuffer;
+  Renderbuffer m_depth;      // shared by the slots: each draw clears it
+  std::vector<Framebuffer> m_framebuffers;  // one a slot
   Program m_program;
   double m_lastRenderSeconds = 0.0;
   double m_lastReadbackSeconds = 0.0;
