@@ -177,6 +177,8 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                        {"--direct-samples 2000", "[1, 1024]"}, store);
     expectCleanFailure({"bake", "cornell", "--indirect-ldc", "300", "-o", store.string()},
                        {"--indirect-ldc 300", "--ldc 256"}, store);
+    expectCleanFailure({"bake", "cornell", "--warp", "gpu", "--gpu-batch", "3000", "-o", store.string()},
+                       {"--gpu-batch", "3000", "2048"}, store);
     // A flag another method reads is refused, naming the methods that read it (the table in app/methods.hpp).
     const struct {
       const char* method;

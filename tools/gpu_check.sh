@@ -5,8 +5,8 @@
 #   tools/gpu_check.sh [BUILD_DIR] [OUT_DIR]
 #
 # BUILD_DIR (default build) must hold bin/ibrr and tests/ibrr_tests; when it does not, the script builds them
-# with ./ibrr.sh build first. OUT_DIR (default gpu_check) receives tests.log, bake.log, bench.log and the
-# stores. The order puts first what decides correctness: the GPU warp against the CPU warp, then the bake
+# with ./ibrr.sh build first. OUT_DIR (default gpu_check) receives tests.log, bake.log, batch.log, bench.log and
+# the stores. The order puts first what decides correctness: the GPU warp against the CPU warp, then the bake
 # figures, then every other [gpu] test.
 set -uo pipefail
 
@@ -35,6 +35,13 @@ for warp in cpu gpu; do
 done
 cmp "$out/cornell_cpu.ibrr" "$out/cornell_gpu.ibrr" && echo "cornell: the two warps' stores are the same bytes"
 for warp in cpu gpu; do "$ibrr" info "$out/cornell_$warp.ibrr" 2>&1 | tee -a "$out/bake.log" | grep -i -E "layers|writes"; done
+
+section "the GPU warp's batch size: default Cornell bake, 1,024 paths"
+for batch in 1 16 64 256; do
+  printf 'gpu-batch %4d: ' "$batch"
+  "$ibrr" bake cornell --warp gpu --gpu-batch "$batch" --paths 1024 -o "$out/cornell_batch.ibrr" 2>&1 |
+    tee -a "$out/batch.log" | grep -E "^time" | cut -c18-
+done
 
 section "ibrr bench ibrr --sections bake (1,024 paths: Cornell box and conference room)"
 "$ibrr" bench ibrr --sections bake --paths 1024 --shared-scenes ../shared/scenes 2>&1 | tee "$out/bench.log"

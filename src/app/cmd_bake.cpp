@@ -282,6 +282,12 @@ void addBakeCommand(CLI::App& app) {
                    "where a batch of hemicubes was rendered, one small readback a batch) or auto (cpu: the faster "
                    "one on llvmpipe and, so far measured, on an NVIDIA GPU)")
       ->capture_default_str();
+  command
+      ->add_option("--gpu-batch", b.gpuBatchHemicubes,
+                   "--warp gpu: hemicubes drawn into the atlas before they are warped, one readback a batch; 0: as "
+                   "many as an eighth of the GPU's free memory holds, at most 256 (the store is the same for any)")
+      ->check(CLI::Range(0, bake::kMaxGpuBatchHemicubes))
+      ->capture_default_str();
   addLightPathOptions(*command, b);
   addBiasCompensationOptions(*command, b);
   command

@@ -206,6 +206,9 @@ void validateBakeOptions(const BakeOptions& options) {
     throw Error("--indirect-hemicube " + std::to_string(options.indirectHemicubeResolution) +
                 ": must be even, in [2, 4096]");
   if (options.maxBounces > 1000) throw Error("--max-bounces must be at most 1000");
+  if (options.gpuBatchHemicubes < 0 || options.gpuBatchHemicubes > kMaxGpuBatchHemicubes)
+    throw Error("--gpu-batch " + std::to_string(options.gpuBatchHemicubes) + ": must be in [0, " +
+                std::to_string(kMaxGpuBatchHemicubes) + "] (0: from the GPU's memory)");
   if (!std::isfinite(options.geometryClamp)) throw Error("--clamp must be finite (0 = off, negative = automatic)");
   if (options.ldcResolution < kMinResolution || options.ldcResolution > kMaxResolution)
     throw Error("--ldc " + std::to_string(options.ldcResolution) + ": must be in [" + std::to_string(kMinResolution) +

@@ -49,6 +49,8 @@ enum class DirectLight {
   Rays,  // shadow rays to the lights from every store layer, unclamped; hemicubes only after a bounce
 };
 
+inline constexpr int kMaxGpuBatchHemicubes = 2048;  // GL 4.5's least GL_MAX_ARRAY_TEXTURE_LAYERS
+
 struct BakeOptions {
   std::uint32_t paths = 4096;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
@@ -81,7 +83,7 @@ struct BakeOptions {
   // --warp gpu: the hemicubes drawn before they are warped, one atlas slot each; 0 (the default): as many as an
   // eighth of the GPU's free memory holds (at most 256), or 16 MiB's worth where the driver does not say (a
   // software GL). The store does not depend on it.
-  int gpuBatchHemicubes = 0;
+  int gpuBatchHemicubes = 0;  // at most kMaxGpuBatchHemicubes
   // After the warp, add to every layer the light the clamp removed there, estimated by rays from the layer
   // (bias_compensation.hpp). Only with a clamp (geometryClamp ≠ 0); the store file records it.
   bool biasCompensation = true;
