@@ -605,24 +605,6 @@ int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& opti
   return resolution > 0 ? resolution : options.indirectHemicubeResolution;
 }
 
-// The GPU warp's batch: the hemicube slots that an eighth of the GPU's free memory holds, each with its share of
-// every level's miss list (options.gpuBatchHemicubes when set), within GL's array layers and the miss list within
-// one shader storage block.
-int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
-  GLint maxLayers = 0, maxBlock = 0;
-  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
-  glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
-  const std::uint64_t missBytes = GpuInsertion::missListBytes(maxResolution, 1);
-  const std::uint64_t limit = std::min<std::uint64_t>(std::uint64_t(std::max(maxLayers, 1)),
-                                                      std::max<std::uint64_t>(std::uint64_t(maxBlock) / missBytes, 1));
-  if (options.gpuBatchHemicubes > 0) return int(std::min<std::uint64_t>(std::uint64_t(options.gpuBatchHemicubes), limit));
-  constexpr std::uint64_t kMaxSlots = 256;
-  constexpr std::uint64_t kSoftwareBudget = 16u << 20;  // a software GL's memory is the process's
-  const std::uint64_t slotBytes = gpu::HemicubeRenderer::slotBytes(maxResolution) + std::uint64_t(levels) * missBytes;
-  const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
-  const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
-  return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, std::min(kMaxSlots, limit)));
-}
 
 // A level's share of the statistics: its writes and samples add up, the times too.
 void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrites) {
@@ -674,6 +656,25 @@ InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& o
     timing.writes = builder.stats().splatRecords - before;
   }
   return timing;
+}
+
+// The GPU warp's batch: the hemicube slots that an eighth of the GPU's free memory holds, each with its share of
+// every level's miss list (options.gpuBatchHemicubes when set), within GL's array layers and the miss list within
+// one shader storage block.
+int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
+  GLint maxLayers = 0, maxBlock = 0;
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
+  glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
+  const std::uint64_t missBytes = GpuInsertion::missListBytes(maxResolution, 1);
+  const std::uint64_t limit = std::min<std::uint64_t>(std::uint64_t(std::max(maxLayers, 1)),
+                                                      std::max<std::uint64_t>(std::uint64_t(maxBlock) / missBytes, 1));
+  if (options.gpuBatchHemicubes > 0) return int(std::min<std::uint64_t>(std::uint64_t(options.gpuBatchHemicubes), limit));
+  constexpr std::uint64_t kMaxSlots = 256;
+  constexpr std::uint64_t kSoftwareBudget = 16u << 20;  // a software GL's memory is the process's
+  const std::uint64_t slotBytes = gpu::HemicubeRenderer::slotBytes(maxResolution) + std::uint64_t(levels) * missBytes;
+  const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
+  const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
+  return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, std::min(kMaxSlots, limit)));
 }
 
 int indirectLevelResolution(const BakeOptions& options) {

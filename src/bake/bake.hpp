@@ -237,6 +237,9 @@ struct LightPathBake {
 LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect);
 // The R2 the bounces' level of `options` uses (R when the bake has one level).
 int indirectLevelResolution(const BakeOptions& options);
+// The GPU warp's hemicubes a batch, for hemicubes of up to `maxResolution` warped into `levels` levels:
+// options.gpuBatchHemicubes, or what an eighth of the GPU's free memory holds; within GL's limits.
+int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels);
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                              const BakeCheckpoints* checkpoints = nullptr);
 

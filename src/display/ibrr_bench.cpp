@@ -28,9 +28,9 @@ namespace fs = std::filesystem;
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options, bake::WarpDevice warp) {
   const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
   const gpu::SceneRenderer renderer(scene);
-  const int slots = warp == bake::WarpDevice::Gpu ? 64 : 1;
-  gpu::HemicubeRenderer hemicubes(renderer, scene,
-                                  std::max(options.hemicubeResolution, options.indirectHemicubeResolution), slots);
+  const int maxResolution = std::max(options.hemicubeResolution, options.indirectHemicubeResolution);
+  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, 1) : 1;
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
   gpu::HemicubeCapture capture;
   glFinish();
   const Stopwatch renderTime;
