@@ -255,8 +255,8 @@ nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
 const Method kIbrrMethod = {
     "ibrr",
     "the LDC store",
-    {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp", "--gpu-batch", "--bias-compensation", "--bias-rays",
-     "--bias-passes", "--direct", "--direct-points", "--direct-samples", "--indirect-ldc", "--hemicube",
+    {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp", "--gpu-batch", "--bias-compensation",
+     "--bias-rays", "--bias-passes", "--direct", "--direct-points", "--direct-samples", "--indirect-ldc", "--hemicube",
      "--indirect-hemicube", "--seed"},
     true,
     runIbrrBake,

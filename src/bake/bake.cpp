@@ -598,14 +598,6 @@ std::unique_ptr<Warp> makeWarp(WarpDevice device, gpu::HemicubeRenderer& hemicub
   return std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
 }
 
-// The largest hemicube resolution among the VPLs the bake renders (the indirect one when there are none).
-int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& options) {
-  int resolution = 0;
-  for (const rays::Vpl& vpl : vpls.vpls) resolution = std::max(resolution, hemicubeResolutionFor(vpl, options));
-  return resolution > 0 ? resolution : options.indirectHemicubeResolution;
-}
-
-
 // A level's share of the statistics: its writes and samples add up, the times too.
 void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrites) {
   BakeStats level;
@@ -668,13 +660,25 @@ int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
   const std::uint64_t missBytes = GpuInsertion::missListBytes(maxResolution, 1);
   const std::uint64_t limit = std::min<std::uint64_t>(std::uint64_t(std::max(maxLayers, 1)),
                                                       std::max<std::uint64_t>(std::uint64_t(maxBlock) / missBytes, 1));
-  if (options.gpuBatchHemicubes > 0) return int(std::min<std::uint64_t>(std::uint64_t(options.gpuBatchHemicubes), limit));
+  if (options.gpuBatchHemicubes > 0)
+    return int(std::min<std::uint64_t>(std::uint64_t(options.gpuBatchHemicubes), limit));
   constexpr std::uint64_t kMaxSlots = 256;
   constexpr std::uint64_t kSoftwareBudget = 16u << 20;  // a software GL's memory is the process's
   const std::uint64_t slotBytes = gpu::HemicubeRenderer::slotBytes(maxResolution) + std::uint64_t(levels) * missBytes;
   const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
   const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
   return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, std::min(kMaxSlots, limit)));
+}
+
+bool rendersHemicube(const rays::Vpl& vpl, const BakeOptions& options) {
+  return vpl.bounce > 0 || options.direct == DirectLight::Vpl;
+}
+
+int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& options) {
+  int resolution = 0;
+  for (const rays::Vpl& vpl : vpls.vpls)
+    if (rendersHemicube(vpl, options)) resolution = std::max(resolution, hemicubeResolutionFor(vpl, options));
+  return resolution > 0 ? resolution : options.indirectHemicubeResolution;
 }
 
 int indirectLevelResolution(const BakeOptions& options) {
@@ -729,7 +733,7 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
 
   const gpu::SceneRenderer renderer(scene);
   const int maxResolution = renderedHemicubeResolution(vpls, options);
-  const int slots = warpDevice == WarpDevice::Gpu ? gpuBatchSlots(options, maxResolution, coarse ? 2 : 1) : 1;
+  const int slots = warpDevice == WarpDevice::Gpu ? gpuBatchSlots(options, maxResolution, twoLevels ? 2 : 1) : 1;
   gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
   Levels levels;
   if (warpDevice == WarpDevice::Gpu) levels.gpuBatch = std::make_unique<GpuBatch>(hemicubes, geometryClamp);

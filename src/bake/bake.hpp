@@ -237,6 +237,10 @@ struct LightPathBake {
 LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect);
 // The R2 the bounces' level of `options` uses (R when the bake has one level).
 int indirectLevelResolution(const BakeOptions& options);
+// Whether the bake renders a hemicube for `vpl` (with the direct light by rays, the VPLs on the lights render none).
+bool rendersHemicube(const rays::Vpl& vpl, const BakeOptions& options);
+// The largest H among the VPLs of `vpls` that render a hemicube (options' h when none do).
+int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& options);
 // The GPU warp's hemicubes a batch, for hemicubes of up to `maxResolution` warped into `levels` levels:
 // options.gpuBatchHemicubes, or what an eighth of the GPU's free memory holds; within GL's limits.
 int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels);

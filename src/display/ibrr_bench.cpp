@@ -28,15 +28,16 @@ namespace fs = std::filesystem;
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options, bake::WarpDevice warp) {
   const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
   const gpu::SceneRenderer renderer(scene);
-  const int maxResolution = std::max(options.hemicubeResolution, options.indirectHemicubeResolution);
-  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, 1) : 1;
+  const int maxResolution = bake::renderedHemicubeResolution(vpls, options);
+  const int levels = bake::indirectLevelResolution(options) != options.ldcResolution ? 2 : 1;
+  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, levels) : 1;
   gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
   gpu::HemicubeCapture capture;
   glFinish();
   const Stopwatch renderTime;
   int slot = 0;
   for (const rays::Vpl& vpl : vpls.vpls) {
-    if (vpl.bounce == 0 && options.direct == bake::DirectLight::Rays) continue;  // the lights' VPLs render none
+    if (!bake::rendersHemicube(vpl, options)) continue;
     const gpu::HemicubeSource source = bake::hemicubeSourceFor(vpl, scene);
     const int resolution = bake::hemicubeResolutionFor(vpl, options);
     if (warp == bake::WarpDevice::Gpu) {
