@@ -202,6 +202,47 @@ TEST_CASE("manifest errors name the file and the key", "[scene][errors]") {
                     Contains("scene.json") && Contains("out of range"));
 }
 
+TEST_CASE("a negative emission or albedo in a mesh file is refused, naming the file and the material",
+          "[scene][errors]") {
+  const fs::path folder = test::outputDir("negative_material");
+  const std::string triangle = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+  // The mistakes the manifest refuses ("emission must not be negative") were loaded from an MTL with the emission
+  // clamped to zero and the albedo to [0, 1], no word said.
+  test::writeText(folder / "ke.mtl", "newmtl lamp\nKd 0.5 0.5 0.5\nKe -17 -12 -4\n");
+  test::writeText(folder / "ke.obj", "mtllib ke.mtl\nusemtl lamp\n" + triangle);
+  CHECK_THROWS_WITH(scene::loadScene(folder / "ke.obj"),
+                    Contains("ke.obj") && Contains("'lamp'") && Contains("negative emission") && Contains("-17"));
+  test::writeText(folder / "kd.mtl", "newmtl wall\nKd 0.5 -0.1 0.5\n");
+  test::writeText(folder / "kd.obj", "mtllib kd.mtl\nusemtl wall\n" + triangle);
+  CHECK_THROWS_WITH(scene::loadScene(folder / "kd.obj"),
+                    Contains("kd.obj") && Contains("'wall'") && Contains("negative diffuse colour"));
+  // glTF's factors, through the same check.
+  const auto gltf = [&](const std::string& name, const std::string& material) {
+    test::writeText(folder / name, R"({
+    "asset": {"version": "2.0"},
+    "scene": 0, "scenes": [{"nodes": [0]}],
+    "nodes": [{"mesh": 0}],
+    "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "material": 0}]}],
+    "materials": [)" + material + R"(],
+    "buffers": [{"byteLength": 36, "uri": "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}],
+    "bufferViews": [{"buffer": 0, "byteLength": 36}],
+    "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3", "min": [0, 0, 0], "max": [1, 1, 0]}]
+  })");
+    return folder / name;
+  };
+  CHECK_THROWS_WITH(scene::loadScene(gltf("emissive.gltf", R"({"name": "glow", "emissiveFactor": [1, -0.5, 0]})")),
+                    Contains("emissive.gltf") && Contains("'glow'") && Contains("negative emission"));
+  CHECK_THROWS_WITH(
+      scene::loadScene(gltf("base.gltf", R"({"name": "paint", "pbrMetallicRoughness": {"baseColorFactor": [-1, 0.4, 0.6, 1]}})")),
+      Contains("base.gltf") && Contains("'paint'") && Contains("negative diffuse colour"));
+  // A reflectance above 1 from a modelling tool is clamped, as before, and zero emission stays zero.
+  test::writeText(folder / "bright.mtl", "newmtl white\nKd 1.2 0.5 0.5\nKe 0 0 0\n");
+  test::writeText(folder / "bright.obj", "mtllib bright.mtl\nusemtl white\n" + triangle);
+  const scene::Scene bright = scene::loadScene(folder / "bright.obj");
+  CHECK(bright.materials.at(bright.meshes[0].triangleMaterials[0]).albedo == glm::vec3(1.0f, 0.5f, 0.5f));
+  CHECK_FALSE(bright.hasLights());
+}
+
 TEST_CASE("degenerate and NaN triangles are dropped, and a mesh of only NaNs is an error", "[scene][errors]") {
   const fs::path folder = test::outputDir("nan_mesh");
   test::writeText(folder / "partial.obj",

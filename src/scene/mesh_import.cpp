@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -112,24 +113,32 @@ Material convertMaterial(const aiScene& ai, const aiMaterial& source, const std:
   const std::filesystem::path folder = file.parent_path();
   Material material;
   material.name = source.GetName().C_Str();
-  // A NaN or infinite colour (an MTL "Kd nan") would pass the clamps below and poison every method.
-  auto finiteColour = [&](const glm::vec3& colour, const char* what) {
+  // A NaN or infinite colour (an MTL "Kd nan") would pass the clamps below and poison every method, and a negative
+  // one (an MTL "Ke -17 -12 -4") is a mistake the manifest refuses too: both are refused, naming the material.
+  auto usableColour = [&](const glm::vec3& colour, const char* what) {
+    const auto refuse = [&](const char* problem) {
+      char value[96];
+      std::snprintf(value, sizeof value, "%g %g %g", double(colour.x), double(colour.y), double(colour.z));
+      throw Error(file.string() + ": material '" + material.name + "' has " + problem + " " + what + " (" + value +
+                  "); fix the material (MTL Kd/Ke, glTF baseColorFactor/emissiveFactor/emissiveStrength)");
+    };
     if (!(std::fabs(colour.x) <= kMaxCoordinate && std::fabs(colour.y) <= kMaxCoordinate &&
           std::fabs(colour.z) <= kMaxCoordinate))
-      throw Error(file.string() + ": material '" + material.name + "' has a non-finite " + what +
-                  "; fix the material (MTL Kd/Ke, glTF baseColorFactor/emissiveFactor)");
+      refuse("a non-finite");
+    if (glm::any(glm::lessThan(colour, glm::vec3(0.0f)))) refuse("a negative");
     return colour;
   };
   aiColor4D color;
-  // glTF's base colour wins over the generic diffuse colour where both exist.
+  // glTF's base colour wins over the generic diffuse colour where both exist. A reflectance above 1 is clamped to
+  // 1 (MTL files from modelling tools carry such Kd values); a negative one is refused.
   if (source.Get(AI_MATKEY_BASE_COLOR, color) == AI_SUCCESS || source.Get(AI_MATKEY_COLOR_DIFFUSE, color) == AI_SUCCESS)
-    material.albedo = glm::clamp(finiteColour(glm::vec3(color.r, color.g, color.b), "diffuse colour"), 0.0f, 1.0f);
+    material.albedo = glm::min(usableColour(glm::vec3(color.r, color.g, color.b), "diffuse colour"), 1.0f);
   aiColor3D emissive;
   if (source.Get(AI_MATKEY_COLOR_EMISSIVE, emissive) == AI_SUCCESS)
-    material.emission = glm::max(finiteColour(glm::vec3(emissive.r, emissive.g, emissive.b), "emission"), 0.0f);
+    material.emission = usableColour(glm::vec3(emissive.r, emissive.g, emissive.b), "emission");
   float emissiveStrength = 1.0f;
   if (source.Get(AI_MATKEY_EMISSIVE_INTENSITY, emissiveStrength) == AI_SUCCESS)
-    material.emission = finiteColour(material.emission * emissiveStrength, "emission strength");
+    material.emission = usableColour(material.emission * emissiveStrength, "emission times its strength");
   material.albedoTexture = loadAlbedoTexture(ai, source, folder, scene, textureCache);
   return material;
 }
