@@ -1,6 +1,7 @@
 // `ibrr view`: the script format, screenshot naming, bad input, and (under xvfb-run, tag
 // [.view_window]) scripted runs whose screenshots must equal `ibrr render` of the same camera,
 // store and reconstruction path.
+#include "display/render_methods.hpp"
 #include "ibrr/store_file.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
@@ -533,5 +534,51 @@ TEST_CASE("ibrr view --offscreen shows a lightmap and IBRR without reading a tex
       requireSameImage(readImage(folder / "first.exr"), readImage(folder / "lightmap_render.exr"),
                        1e-3f, folder, "view_readbacks");
     }
+  }
+}
+
+// The viewer draws every method through the same RenderPass objects as `ibrr render` (display/render_methods): for
+// every row of the table, the offscreen viewer's screenshot is ibrr render's image of the same camera, bit for bit.
+TEST_CASE("ibrr view --offscreen draws every method of the table exactly as ibrr render does", "[view]") {
+  const fs::path folder = test::outputDir("view_every_method");
+  const fs::path lightmap = folder / "tiny.lightmap";
+  const test::CommandResult bake = test::runIbrr(
+      {"bake", "cornell", "--method", "gather", "--atlas", "32", "--iterations", "2", "-o", lightmap.string()});
+  INFO(bake.err);
+  REQUIRE(bake.exitCode == 0);
+  const std::string store = tinyCornellStore("view_every_method").string();
+  test::writeText(folder / "script.json", R"({"keyframes": [{"frame": 0, "camera": "cornell"}],
+      "screenshots": [{"frame": 0, "name": "frame"}]})");
+  for (const display::RenderMethod& method : display::renderMethods()) {
+    const std::string name(method.name);
+    INFO(name);
+    // What each method's inputs are given as, on both commands.
+    std::vector<std::string> inputs = {"--store", store, "--lightmap", lightmap.string()};
+    std::vector<std::string> renderInputs;
+    if (method.needsStore) renderInputs = {"--store", store};
+    if (method.needsLightmap) renderInputs = {"--lightmap", lightmap.string()};
+    if (std::find(method.reads.begin(), method.reads.end(), "--paths") != method.reads.end()) {  // a few VPLs
+      inputs.insert(inputs.end(), {"--keller-paths", "8"});
+      renderInputs.insert(renderInputs.end(), {"--paths", "8"});
+    }
+    const fs::path shots = folder / name;
+    fs::create_directories(shots);
+    std::vector<std::string> view = {"view",     "cornell", "--offscreen", "--method", name,
+                                     "--script", (folder / "script.json").string(), "--size", "96x64",
+                                     "--screenshot-dir", shots.string()};
+    view.insert(view.end(), inputs.begin(), inputs.end());
+    const test::CommandResult viewed = test::runIbrr(view);
+    INFO(viewed.err);
+    REQUIRE(viewed.exitCode == 0);
+    std::vector<std::string> render = {"render", "cornell", "--method", name, "--camera", "cornell", "--size",
+                                       "96x64",  "-o",      (shots / "render.exr").string()};
+    render.insert(render.end(), renderInputs.begin(), renderInputs.end());
+    const test::CommandResult rendered = test::runIbrr(render);
+    INFO(rendered.err);
+    REQUIRE(rendered.exitCode == 0);
+    const Image frame = readImage(shots / "frame.exr"), expected = readImage(shots / "render.exr");
+    const test::ImageComparison comparison = test::compareImages(frame, expected, 0.0f, 0.0, shots, "view_" + name);
+    INFO(comparison.report);
+    CHECK(comparison.passed);
   }
 }

@@ -128,10 +128,16 @@ Reconstruction GpuReconstructor::reconstruct(const GBuffer& gbuffer, const Recon
   const Stopwatch stopwatch;
   run(gbuffer, options);
   glFinish();
+  const double seconds = stopwatch.seconds();
+  Reconstruction result = readBack();
+  result.seconds = seconds;
+  return result;
+}
+
+Reconstruction GpuReconstructor::readBack() const {
+  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(m_output.id(), m_output.width(), m_output.height());
   Reconstruction result;
-  result.seconds = stopwatch.seconds();
-  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(m_output.id(), gbuffer.width(), gbuffer.height());
-  result.radiance = Image(gbuffer.width(), gbuffer.height());
+  result.radiance = Image(m_output.width(), m_output.height());
   result.holes.assign(texels.size(), 0);
   // Alpha: 1 matched, 0.5 hole, 0 background (ibrr_reconstruct.comp).
   for (std::size_t i = 0; i < texels.size(); ++i) {

@@ -10,6 +10,7 @@
 #include "ibrr/ldc.hpp"
 #include "util/image.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -40,9 +41,12 @@ public:
   void run(const GBuffer& gbuffer, const ReconstructionOptions& options);
   // run() and read the result back.
   Reconstruction reconstruct(const GBuffer& gbuffer, const ReconstructionOptions& options);
+  // The last run's result read back (seconds left 0).
+  [[nodiscard]] Reconstruction readBack() const;
   [[nodiscard]] GLuint outputTexture() const { return m_output.id(); }
-  [[nodiscard]] std::size_t uploadedBytes() const {
-    return std::size_t(m_offsets.size() + m_planes.size() + m_radiosity.size());
+  // The bytes a store takes in the GPU's buffers: its pixel offsets, and a plane and a radiosity vec4 a layer.
+  [[nodiscard]] static std::size_t uploadedBytes(const LayeredDepthCube& store) {
+    return store.offsets().size_bytes() + 2 * std::max<std::size_t>(store.layers().size(), 1) * sizeof(glm::vec4);
   }
 
 private:

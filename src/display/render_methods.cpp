@@ -2,10 +2,12 @@
 
 #include "display/gbuffer.hpp"
 #include "display/keller.hpp"
+#include "display/uploaded_image.hpp"
 #include "lightmap/lightmap_display.hpp"
 #include "util/error.hpp"
 #include "util/stopwatch.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <optional>
@@ -13,113 +15,250 @@
 namespace ibrr::display {
 namespace {
 
-// The scene's geometry on the GPU: the request's, shared across renders, or uploaded into `uploaded` for this one.
-const gpu::SceneRenderer& sceneGeometry(const RenderRequest& request, std::optional<gpu::SceneRenderer>& uploaded) {
-  return request.geometry ? *request.geometry : uploaded.emplace(request.scene);
+// Waits for the GPU and returns the milliseconds since the stopwatch last started, restarting it.
+double finishAndTake(Stopwatch& stopwatch) {
+  glFinish();
+  const double milliseconds = stopwatch.milliseconds();
+  stopwatch.restart();
+  return milliseconds;
 }
 
-RenderOutput renderIbrr(const RenderRequest& request) {
-  if (!request.settings.store) throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake')");
-  std::optional<gpu::SceneRenderer> uploaded;
-  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
-  GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
-  Reconstruction reconstruction;
-  if (request.settings.cpuReconstruction) {
-    reconstruction = reconstructOnCpu(gbuffer, *request.settings.store, request.settings.reconstruction);
-  } else {
-    GpuReconstructor reconstructor(*request.settings.store);
-    reconstruction = reconstructor.reconstruct(gbuffer, request.settings.reconstruction);
+// The camera G-buffer of a pass, re-made only when the frame's size changes.
+class CameraGBuffer {
+public:
+  GBuffer& render(const PassInputs& inputs, const scene::Camera& camera, int width, int height, int supersample) {
+    if (!m_gbuffer || m_gbuffer->width() != width || m_gbuffer->height() != height) {
+      m_gbuffer.reset();
+      m_gbuffer.emplace(width, height);
+    }
+    m_gbuffer->render(inputs.geometry, inputs.scene, camera, supersample);
+    return *m_gbuffer;
   }
-  return {std::move(reconstruction.radiance), std::move(reconstruction.holes), reconstruction.coveredPixels,
-          reconstruction.holePixels, reconstruction.seconds};
-}
+  [[nodiscard]] const GBuffer& get() const { return *m_gbuffer; }
 
-RenderOutput renderKellerMethod(const RenderRequest& request) {
-  const rays::VplSet vpls = bake::generateBakeVpls(request.scene, request.settings.vplOptions);
-  std::optional<gpu::SceneRenderer> uploaded;
-  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
-  GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
-  KellerResult keller = renderKeller(request.scene, renderer, gbuffer, vpls, request.settings.vplOptions);
-  RenderOutput output;
-  output.image = std::move(keller.radiance);
-  output.reconstructionSeconds = keller.seconds;
-  return output;
-}
+private:
+  std::optional<GBuffer> m_gbuffer;
+};
 
-// A solved texel lightmap: each pixel samples the dilated radiance atlas bilinearly at its
-// lightmap UV (lightmap/lightmap_display.hpp).
-RenderOutput renderLightmap(const RenderRequest& request) {
-  if (!request.settings.lightmap)
-    throw Error(
-        "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather "
-        "-o FILE.lightmap')");
-  const lightmap::Lightmap& solved = *request.settings.lightmap;
-  lightmap::LightmapAtlas rebuilt;
-  if (!request.settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(request.scene, solved.atlasOptions);
-  const lightmap::LightmapAtlas& atlas = request.settings.lightmapAtlas ? *request.settings.lightmapAtlas : rebuilt;
-  // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
-  lightmap::PatchList rasterised;
-  if (!request.settings.lightmapAtlas || !request.settings.lightmapPatches)
-    rasterised = lightmap::rasterizePatches(request.scene, atlas);
-  const lightmap::PatchList& patches =
-      request.settings.lightmapAtlas && request.settings.lightmapPatches ? *request.settings.lightmapPatches
-                                                                         : rasterised;
-  const lightmap::LightmapDisplay lightmapDisplay(request.scene, atlas, patches, solved);
-  const glm::mat4 viewProjection =
-      cameraViewProjection(request.scene, request.camera, request.width, request.height);
-  const Stopwatch stopwatch;
-  lightmap::LightmapDisplay::View view =
-      lightmapDisplay.render(viewProjection, request.width, request.height, request.supersample);
-  RenderOutput output;
-  output.image = std::move(view.radiance);
-  output.reconstructionSeconds = stopwatch.seconds();
-  for (std::uint8_t covered : view.covered) output.coveredPixels += covered;
-  return output;
-}
-
-RenderOutput renderGBufferChannel(const RenderRequest& request, GBufferChannel channel) {
-  std::optional<gpu::SceneRenderer> uploaded;
-  const gpu::SceneRenderer& renderer = sceneGeometry(request, uploaded);
-  GBuffer gbuffer(request.width, request.height);
-  gbuffer.render(renderer, request.scene, request.camera, request.supersample);
-  RenderOutput output;
-  output.image = gbuffer.read(channel);
-  if (channel == GBufferChannel::Normal) {
-    // World-space normals mapped from [-1, 1] to [0, 1] so that they also read as a picture.
-    const std::vector<std::uint8_t> covered = gbuffer.coverage();
-    for (std::size_t i = 0; i < output.image.pixels.size(); ++i)
-      output.image.pixels[i] = covered[i] ? 0.5f * output.image.pixels[i] + 0.5f : glm::vec3(0.0f);
+// IBRR (paper §5): the camera's G-buffer warped into the store, on the GPU (the store uploaded once) or on the CPU.
+class IbrrPass final : public RenderPass {
+public:
+  explicit IbrrPass(const PassInputs& inputs) : m_inputs(inputs) {
+    if (!inputs.settings.store) throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake')");
   }
-  return output;
+  FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
+    const RenderSettings& settings = m_inputs.settings;
+    glFinish();  // charge nothing drawn before to this frame
+    Stopwatch stopwatch;
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
+    m_times.sceneMs = finishAndTake(stopwatch);
+    m_onCpu = settings.cpuReconstruction;
+    if (m_onCpu) {
+      // The read-back, the look-ups and the upload: all of this path's cost is charged to the reconstruction.
+      Reconstruction reconstruction = reconstructOnCpu(gbuffer, *settings.store, settings.reconstruction);
+      m_cpuLast = {Image(), std::move(reconstruction.holes), reconstruction.coveredPixels, reconstruction.holePixels};
+      m_cpuImage.upload(std::move(reconstruction.radiance));
+    } else {
+      if (!m_reconstructor) m_reconstructor.emplace(*settings.store);
+      m_reconstructor->run(gbuffer, settings.reconstruction);
+    }
+    m_times.methodMs = finishAndTake(stopwatch);
+    return m_times;
+  }
+  [[nodiscard]] GLuint texture() const override {
+    return m_onCpu ? m_cpuImage.texture() : m_reconstructor->outputTexture();
+  }
+  [[nodiscard]] RenderOutput read() const override {
+    RenderOutput output;
+    if (m_onCpu) {
+      output = m_cpuLast;
+      output.image = m_cpuImage.image();
+    } else {
+      Reconstruction reconstruction = m_reconstructor->readBack();
+      output = {std::move(reconstruction.radiance), std::move(reconstruction.holes), reconstruction.coveredPixels,
+                reconstruction.holePixels};
+    }
+    output.reconstructionSeconds = 1e-3 * m_times.methodMs;
+    return output;
+  }
+
+private:
+  const PassInputs m_inputs;
+  CameraGBuffer m_gbuffer;
+  std::optional<GpuReconstructor> m_reconstructor;  // made on the first GPU frame: the store's upload
+  UploadedImage m_cpuImage;
+  RenderOutput m_cpuLast;  // the CPU path's holes and counts
+  bool m_onCpu = false;
+  FrameTimes m_times;
+};
+
+// Keller's instant radiosity: every VPL of the bake's light paths (made once) shaded with its shadow hemicube.
+class KellerPass final : public RenderPass {
+public:
+  explicit KellerPass(const PassInputs& inputs)
+      : m_inputs(inputs), m_vpls(bake::generateBakeVpls(inputs.scene, inputs.settings.vplOptions)) {}
+  FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
+    glFinish();
+    Stopwatch stopwatch;
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
+    FrameTimes times;
+    times.sceneMs = finishAndTake(stopwatch);
+    KellerResult keller = renderKeller(m_inputs.scene, m_inputs.geometry, gbuffer, m_vpls, m_inputs.settings.vplOptions);
+    m_seconds = keller.seconds;
+    m_image.upload(std::move(keller.radiance));
+    times.methodMs = 1e3 * m_seconds;
+    return times;
+  }
+  [[nodiscard]] GLuint texture() const override { return m_image.texture(); }
+  [[nodiscard]] RenderOutput read() const override {
+    RenderOutput output;
+    output.image = m_image.image();
+    output.reconstructionSeconds = m_seconds;
+    return output;
+  }
+
+private:
+  const PassInputs m_inputs;
+  const rays::VplSet m_vpls;
+  CameraGBuffer m_gbuffer;
+  UploadedImage m_image;
+  double m_seconds = 0.0;
+};
+
+// A G-buffer target as the picture: albedo and emission shown as drawn, the normal mapped from [-1, 1] to
+// [0, 1] (on the CPU) so that it also reads as a picture.
+class GBufferChannelPass final : public RenderPass {
+public:
+  GBufferChannelPass(const PassInputs& inputs, GBufferChannel channel) : m_inputs(inputs), m_channel(channel) {}
+  FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
+    glFinish();
+    Stopwatch stopwatch;
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
+    FrameTimes times;
+    times.sceneMs = finishAndTake(stopwatch);
+    if (m_channel == GBufferChannel::Normal) {
+      Image image = gbuffer.read(m_channel);
+      const std::vector<std::uint8_t> covered = gbuffer.coverage();
+      for (std::size_t i = 0; i < image.pixels.size(); ++i)
+        image.pixels[i] = covered[i] ? 0.5f * image.pixels[i] + 0.5f : glm::vec3(0.0f);
+      m_mapped.upload(std::move(image));
+      times.methodMs = finishAndTake(stopwatch);
+    }
+    return times;
+  }
+  [[nodiscard]] GLuint texture() const override {
+    return m_channel == GBufferChannel::Normal ? m_mapped.texture() : m_gbuffer.get().texture(m_channel);
+  }
+  [[nodiscard]] RenderOutput read() const override {
+    RenderOutput output;
+    output.image = m_channel == GBufferChannel::Normal ? m_mapped.image() : m_gbuffer.get().read(m_channel);
+    return output;
+  }
+
+private:
+  const PassInputs m_inputs;
+  const GBufferChannel m_channel;
+  CameraGBuffer m_gbuffer;
+  UploadedImage m_mapped;
+};
+
+// A solved texel lightmap: each pixel samples the dilated radiance atlas bilinearly at its lightmap UV
+// (lightmap/lightmap_display.hpp). The atlas is rebuilt and its patches rasterised when the settings lack them.
+class LightmapPass final : public RenderPass {
+public:
+  explicit LightmapPass(const PassInputs& inputs) : m_inputs(inputs), m_display(makeDisplay(inputs)) {}
+  FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
+    glFinish();
+    Stopwatch stopwatch;
+    if (!m_target || m_target->width() != width || m_target->height() != height) {
+      m_target.reset();
+      m_target.emplace(width, height);
+    }
+    m_display->drawView(cameraViewProjection(m_inputs.scene, camera, width, height), *m_target, supersample);
+    m_times.methodMs = finishAndTake(stopwatch);
+    return m_times;
+  }
+  [[nodiscard]] GLuint texture() const override { return m_target->texture(); }
+  [[nodiscard]] RenderOutput read() const override {
+    const std::vector<glm::vec4> texels =
+        gpu::readTextureTopFirst(m_target->texture(), m_target->width(), m_target->height());
+    RenderOutput output;
+    output.image = Image(m_target->width(), m_target->height());
+    for (std::size_t i = 0; i < texels.size(); ++i) {
+      output.image.pixels[i] = glm::vec3(texels[i]);
+      output.coveredPixels += texels[i].w > 0.0f ? 1 : 0;
+    }
+    output.reconstructionSeconds = 1e-3 * m_times.methodMs;
+    return output;
+  }
+
+private:
+  static std::unique_ptr<lightmap::LightmapDisplay> makeDisplay(const PassInputs& inputs) {
+    const RenderSettings& settings = inputs.settings;
+    if (!settings.lightmap)
+      throw Error(
+          "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather "
+          "-o FILE.lightmap')");
+    lightmap::LightmapAtlas rebuilt;
+    if (!settings.lightmapAtlas) rebuilt = lightmap::buildAtlas(inputs.scene, settings.lightmap->atlasOptions);
+    const lightmap::LightmapAtlas& atlas = settings.lightmapAtlas ? *settings.lightmapAtlas : rebuilt;
+    // The patches (a GPU pass and a readback) are reused when the caller keeps them with the atlas.
+    if (settings.lightmapAtlas && settings.lightmapPatches)
+      return std::make_unique<lightmap::LightmapDisplay>(inputs.scene, atlas, *settings.lightmapPatches,
+                                                         *settings.lightmap);
+    return std::make_unique<lightmap::LightmapDisplay>(inputs.scene, atlas,
+                                                       lightmap::rasterizePatches(inputs.scene, atlas),
+                                                       *settings.lightmap);
+  }
+
+  const PassInputs m_inputs;
+  std::unique_ptr<lightmap::LightmapDisplay> m_display;
+  std::optional<lightmap::LightmapViewTarget> m_target;
+  FrameTimes m_times;
+};
+
+template <GBufferChannel channel>
+std::unique_ptr<RenderPass> makeGBufferChannelPass(const PassInputs& inputs) {
+  return std::make_unique<GBufferChannelPass>(inputs, channel);
+}
+template <class Pass>
+std::unique_ptr<RenderPass> makePass(const PassInputs& inputs) {
+  return std::make_unique<Pass>(inputs);
 }
 
-RenderOutput renderAlbedo(const RenderRequest& request) {
-  return renderGBufferChannel(request, GBufferChannel::Albedo);
-}
-RenderOutput renderNormal(const RenderRequest& request) {
-  return renderGBufferChannel(request, GBufferChannel::Normal);
-}
-RenderOutput renderEmission(const RenderRequest& request) {
-  return renderGBufferChannel(request, GBufferChannel::Emission);
-}
+// The flags of `ibrr render` that the radiosity methods read besides the common ones (app/cmd_render.cpp).
+const std::vector<std::string_view> kIbrrFlags = {"--store", "--reconstruct", "--filter", "--filter-radius",
+                                                  "--holes"};
+const std::vector<std::string_view> kKellerFlags = {"--paths",     "--seed",  "--max-bounces", "--hemicube",
+                                                    "--indirect-hemicube", "--clamp", "--bias-compensation"};
+const std::vector<std::string_view> kLightmapFlags = {"--lightmap", "--matrix", "--move-light"};
 
-constexpr std::array kMethods{
+const std::array<RenderMethod, 6> kMethods{
     RenderMethod{"ibrr", "image-based radiosity: the camera's pixels warped into a baked store (--store)", true,
-                 renderIbrr},
+                 false, true, kIbrrFlags, makePass<IbrrPass>},
     RenderMethod{"keller",
                  "Keller's instant radiosity: every VPL of the bake's light paths with a hemicube shadow map, "
                  "each frame",
-                 false, renderKellerMethod},
-    RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", false, renderAlbedo},
-    RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", false, renderNormal},
-    RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", false, renderEmission},
-    RenderMethod{"lightmap", "a solved texel lightmap (--lightmap), sampled bilinearly after dilation", false,
-                 renderLightmap, true},
+                 false, false, false, kKellerFlags, makePass<KellerPass>},
+    RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", false, false, true, {},
+                 makeGBufferChannelPass<GBufferChannel::Albedo>},
+    RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", false, false, false, {},
+                 makeGBufferChannelPass<GBufferChannel::Normal>},
+    RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", false, false, true, {},
+                 makeGBufferChannelPass<GBufferChannel::Emission>},
+    RenderMethod{"lightmap", "a solved texel lightmap (--lightmap), sampled bilinearly after dilation", false, true,
+                 false, kLightmapFlags, makePass<LightmapPass>},
 };
 
 }  // namespace
+
+RenderOutput RenderMethod::render(const RenderRequest& request) const {
+  std::optional<gpu::SceneRenderer> uploaded;
+  const gpu::SceneRenderer& geometry = request.geometry ? *request.geometry : uploaded.emplace(request.scene);
+  const std::unique_ptr<RenderPass> pass = create({request.scene, geometry, request.settings});
+  (void)pass->draw(request.camera, request.width, request.height, request.supersample);
+  return pass->read();
+}
 
 std::span<const RenderMethod> renderMethods() { return kMethods; }
 

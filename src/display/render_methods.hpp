@@ -1,8 +1,10 @@
 #pragma once
-// The table of what `ibrr render --method NAME` produces, chosen by name: the radiosity methods
-// (IBRR from a baked store; Keller and the lightmap solvers join here) and the G-buffer views
-// (albedo, normal, emission). Each entry renders the scene from one camera into a linear image
-// of radiance with the GL context current on the calling thread.
+// The table of what `ibrr render --method NAME` produces, chosen by name: the radiosity methods (IBRR from a baked
+// store, Keller's instant radiosity, a solved lightmap) and the G-buffer views (albedo, normal, emission). Each row
+// makes a RenderPass: the method's display with its GPU state kept from frame to frame (the camera G-buffer, the
+// store in SSBOs, a lightmap's textures), which draws a camera at a size into a texture of linear radiance. `ibrr
+// render`, `ibrr compare` and the viewer all draw through these objects, so the viewer's frame is `ibrr render`'s
+// image. Every pass needs the GL context current on the calling thread.
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -11,6 +13,7 @@
 #include "scene/scene.hpp"
 #include "util/image.hpp"
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,12 +57,52 @@ struct RenderOutput {
   double reconstructionSeconds = 0.0;  // the method's own display cost, without the G-buffer
 };
 
+// Milliseconds of one frame's passes, each measured to its own glFinish (so that a deferred renderer such as
+// llvmpipe charges each pass its own work).
+struct FrameTimes {
+  double sceneMs = 0.0;   // the camera G-buffer (0 for a method that draws the scene itself)
+  double methodMs = 0.0;  // the method's own display cost (IBRR: the store look-ups)
+};
+
+// One method's display, its GPU state kept across frames. The settings it was made with are read at every draw
+// (the caller may change the IBRR reconstruction's between frames) and must outlive it.
+class RenderPass {
+public:
+  virtual ~RenderPass() = default;
+  // Draws the view of `camera` at width × height into texture(); supersample N > 1: a frame of N×N tiles, each the
+  // view at width/N × height/N moved by its sub-pixel offset (util/supersample.hpp).
+  virtual FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) = 0;
+  // The last frame: linear radiance in an RGBA32F texture (GL row order).
+  [[nodiscard]] virtual GLuint texture() const = 0;
+  // The last frame read back (row 0 at the top), with its holes for a method with a store; the times are the
+  // last draw's.
+  [[nodiscard]] virtual RenderOutput read() const = 0;
+};
+
+// What a pass is made from: the scene, its geometry on the GPU (shared by every pass of a viewer or a comparison)
+// and the method's inputs.
+struct PassInputs {
+  const scene::Scene& scene;
+  const gpu::SceneRenderer& geometry;
+  const RenderSettings& settings;
+};
+
 struct RenderMethod {
   std::string_view name;
   std::string_view summary;  // one line for --help
-  bool needsStore;           // true: --store FILE is required
-  RenderOutput (*render)(const RenderRequest& request);
+  bool needsStore = false;     // true: --store FILE is required
   bool needsLightmap = false;  // true: --lightmap FILE is required
+  // True for a display cheap enough to draw every frame; the viewer draws any other only when the view changes.
+  bool interactive = true;
+  // The flags of `ibrr render` it reads besides the common ones (any other method's flag given with it is
+  // refused, naming the methods that read it).
+  std::vector<std::string_view> reads;
+  // Makes the method's pass; throws ibrr::Error when the settings lack what it needs (a store, a lightmap).
+  std::unique_ptr<RenderPass> (*create)(const PassInputs& inputs) = nullptr;
+
+  // One frame: a pass made for the request, drawn once and read back (the scene uploaded for it when the request
+  // has no geometry).
+  [[nodiscard]] RenderOutput render(const RenderRequest& request) const;
 };
 
 [[nodiscard]] std::span<const RenderMethod> renderMethods();

@@ -30,47 +30,28 @@ std::string viewKey(const DisplayMode& mode, const scene::Camera& camera, int wi
   return text;
 }
 
-double finishAndTake(Stopwatch& stopwatch) {
-  glFinish();
-  const double milliseconds = stopwatch.milliseconds();
-  stopwatch.restart();
-  return milliseconds;
-}
-
 }  // namespace
 
 std::vector<DisplayMode> displayModes(bool haveStore, bool haveReference,
                                       const std::vector<LoadedLightmap>& lightmaps) {
   std::vector<DisplayMode> modes;
   for (const display::RenderMethod& method : display::renderMethods()) {
-    DisplayMode mode{std::string(method.name), std::string(method.summary), ModeKind::TableMethod, &method};
+    const DisplayMode mode{std::string(method.name), std::string(method.summary), &method};
     if (method.needsLightmap) {
       for (const LoadedLightmap& loaded : lightmaps) {
         DisplayMode shown = mode;
         if (lightmaps.size() > 1) shown.name += ":" + loaded.fileName;
         shown.summary += " (" + loaded.fileName + ", " + loaded.lightmap.method + ")";
-        shown.kind = ModeKind::Lightmap;
         shown.lightmap = &loaded.lightmap;
         shown.lightmapAtlas = &loaded.atlas;
         modes.push_back(std::move(shown));
       }
-      continue;
+    } else if (haveStore || !method.needsStore) {
+      modes.push_back(mode);
     }
-    if (method.name == "ibrr") {
-      if (!haveStore) continue;
-      mode.kind = ModeKind::Ibrr;
-    } else if (method.name == "albedo" || method.name == "emission") {
-      // The table's entries for these read the G-buffer target as is: shown from the persistent one.
-      mode.kind = ModeKind::GBufferChannel;
-      mode.channel = method.name == "albedo" ? display::GBufferChannel::Albedo : display::GBufferChannel::Emission;
-    } else if (method.needsStore && !haveStore) {
-      continue;
-    }
-    modes.push_back(std::move(mode));
   }
   if (haveReference && haveStore)
-    modes.push_back({"error", "per-pixel relative error of IBRR against the reference (--reference), false colour",
-                     ModeKind::ReferenceError, nullptr});
+    modes.push_back({"error", "per-pixel relative error of IBRR against the reference (--reference), false colour"});
   return modes;
 }
 
@@ -88,158 +69,91 @@ ViewRenderer::ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* st
                            const display::RenderSettings& tableSettings, const Image* reference)
     : m_scene(scene), m_store(store), m_tableSettings(tableSettings), m_reference(reference), m_sceneRenderer(scene) {
   m_tableSettings.store = store;
-  if (store) m_reconstructor.emplace(*store);
 }
 
-void ViewRenderer::ensureGBuffer(int width, int height) {
-  if (!m_gbuffer || m_gbuffer->width() != width || m_gbuffer->height() != height) {
-    m_gbuffer.reset();
-    m_gbuffer.emplace(width, height);
+ViewRenderer::ModePass& ViewRenderer::passForMethod(const std::string& key, const display::RenderMethod& method,
+                                                    const display::RenderSettings& settings) {
+  ModePass& entry = m_passes[key];
+  if (!entry.pass) {
+    entry.settings = settings;
+    entry.pass = method.create({m_scene, m_sceneRenderer, entry.settings});  // reads entry.settings at each draw
   }
+  return entry;
 }
 
-void ViewRenderer::upload(Image image) {
-  if (m_uploaded.width() != image.width || m_uploaded.height() != image.height)
-    m_uploaded = gpu::Texture(GL_RGBA32F, image.width, image.height);
-  // GL's row 0 is the bottom one; images are top-first.
-  std::vector<glm::vec3> bottomFirst(image.pixels.size());
-  for (int y = 0; y < image.height; ++y)
-    std::copy_n(image.pixels.begin() + std::ptrdiff_t(y) * image.width, image.width,
-                bottomFirst.begin() + std::ptrdiff_t(image.height - 1 - y) * image.width);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-  glTextureSubImage2D(m_uploaded.id(), 0, 0, 0, image.width, image.height, GL_RGB, GL_FLOAT, bottomFirst.data());
-  m_uploadedImage = std::move(image);
-}
-
-bool ViewRenderer::drawLightmap(const scene::Camera& camera, int width, int height, const DisplayMode& mode) {
-  const std::string key = viewKey(mode, camera, width, height, {}, false);
-  if (key == m_lightmapKey) return false;
-  std::unique_ptr<lightmap::LightmapDisplay>& display = m_lightmapDisplays[mode.lightmap];
-  if (!display)
-    display = std::make_unique<lightmap::LightmapDisplay>(
-        m_scene, *mode.lightmapAtlas, lightmap::rasterizePatches(m_scene, *mode.lightmapAtlas), *mode.lightmap);
-  if (!m_lightmapView || m_lightmapView->width() != width || m_lightmapView->height() != height) {
-    m_lightmapView.reset();
-    m_lightmapView.emplace(width, height);
-  }
-  display->drawView(display::cameraViewProjection(m_scene, camera, width, height), *m_lightmapView);
-  m_lightmapKey = key;
-  return true;
+ViewRenderer::ModePass& ViewRenderer::passFor(const DisplayMode& mode) {
+  display::RenderSettings settings = m_tableSettings;
+  settings.lightmap = mode.lightmap;
+  settings.lightmapAtlas = mode.lightmapAtlas;
+  return passForMethod(mode.name, *mode.method, settings);
 }
 
 PassTimes ViewRenderer::render(const scene::Camera& camera, int width, int height, const DisplayMode& mode,
                                const display::ReconstructionOptions& reconstruction, bool cpuReconstruction) {
+  if (mode.showsReferenceError()) return renderReferenceError(camera, reconstruction, cpuReconstruction);
+  ModePass& entry = passFor(mode);
+  entry.settings.reconstruction = reconstruction;
+  entry.settings.cpuReconstruction = cpuReconstruction;
+  m_shown = &entry;
   PassTimes times;
-  glFinish();  // charge nothing of the previous frame to this one
-  Stopwatch stopwatch;
-  switch (mode.kind) {
-    case ModeKind::Ibrr:
-      ensureGBuffer(width, height);
-      m_gbuffer->render(m_sceneRenderer, m_scene, camera);
-      times.gbufferMs = finishAndTake(stopwatch);
-      if (cpuReconstruction) {
-        // Read-back, lookups and upload: all of this path's cost is charged to the reconstruction.
-        upload(display::reconstructOnCpu(*m_gbuffer, *m_store, reconstruction).radiance);
-        m_uploadedKey.clear();  // the upload replaced any cached table image
-        m_source = Source::Uploaded;
-      } else {
-        m_reconstructor->run(*m_gbuffer, reconstruction);
-        m_source = Source::Reconstruction;
-      }
-      times.reconstructionMs = finishAndTake(stopwatch);
-      break;
-    case ModeKind::GBufferChannel:
-      ensureGBuffer(width, height);
-      m_gbuffer->render(m_sceneRenderer, m_scene, camera);
-      times.gbufferMs = finishAndTake(stopwatch);
-      m_source = Source::GBuffer;
-      m_channel = mode.channel;
-      break;
-    case ModeKind::Lightmap:
-      m_source = Source::LightmapView;
-      times.rerendered = drawLightmap(camera, width, height, mode);
-      times.reconstructionMs = finishAndTake(stopwatch);
-      break;
-    case ModeKind::TableMethod: {
-      const std::string key = viewKey(mode, camera, width, height, reconstruction, cpuReconstruction);
-      m_source = Source::Uploaded;
-      if (key == m_uploadedKey) {
-        times.rerendered = false;
-        break;
-      }
-      display::RenderSettings settings = m_tableSettings;
-      settings.reconstruction = reconstruction;
-      settings.cpuReconstruction = cpuReconstruction;
-      const display::RenderOutput output = mode.method->render({m_scene, camera, width, height, settings, &m_sceneRenderer});
-      const double totalMs = finishAndTake(stopwatch);
-      times.reconstructionMs = 1e3 * output.reconstructionSeconds;
-      times.gbufferMs = std::max(0.0, totalMs - times.reconstructionMs);  // set-up, G-buffer and readback
-      upload(output.image);
-      m_uploadedKey = key;
-      break;
-    }
-    case ModeKind::ReferenceError: {
-      const int refWidth = m_reference->width, refHeight = m_reference->height;
-      const std::string key = viewKey(mode, camera, refWidth, refHeight, reconstruction, cpuReconstruction);
-      m_source = Source::Uploaded;
-      if (key == m_uploadedKey) {
-        times.rerendered = false;
-        break;
-      }
-      ensureGBuffer(refWidth, refHeight);
-      m_gbuffer->render(m_sceneRenderer, m_scene, camera);
-      times.gbufferMs = finishAndTake(stopwatch);
-      const display::Reconstruction ibrr = cpuReconstruction
-                                               ? display::reconstructOnCpu(*m_gbuffer, *m_store, reconstruction)
-                                               : m_reconstructor->reconstruct(*m_gbuffer, reconstruction);
-      times.reconstructionMs = finishAndTake(stopwatch);
-      upload(metrics::errorHeatmap(ibrr.radiance, *m_reference));
-      m_uploadedKey = key;
-      break;
-    }
+  const std::string view = viewKey(mode, camera, width, height, reconstruction, cpuReconstruction);
+  if (mode.method->interactive || view != entry.shownView) {
+    const display::FrameTimes frame = entry.pass->draw(camera, width, height, 1);
+    entry.shownView = view;
+    entry.width = width;
+    entry.height = height;
+    times.gbufferMs = frame.sceneMs;
+    times.reconstructionMs = frame.methodMs;
+  } else {
+    times.rerendered = false;
   }
-  switch (m_source) {
-    case Source::Reconstruction:
-    case Source::GBuffer:
-      m_width = m_gbuffer->width();
-      m_height = m_gbuffer->height();
-      break;
-    case Source::Uploaded:
-      m_width = m_uploadedImage.width;
-      m_height = m_uploadedImage.height;
-      break;
-    case Source::LightmapView:
-      m_width = m_lightmapView->width();
-      m_height = m_lightmapView->height();
-      break;
-  }
+  m_width = entry.width;
+  m_height = entry.height;
   return times;
 }
 
-GLuint ViewRenderer::texture() const {
-  switch (m_source) {
-    case Source::Reconstruction:
-      return m_reconstructor->outputTexture();
-    case Source::GBuffer:
-      return m_gbuffer->texture(m_channel);
-    case Source::Uploaded:
-      return m_uploaded.id();
-    case Source::LightmapView:
-      return m_lightmapView->texture();
+// IBRR at the reference's size, through the IBRR mode's own pass, against the reference as false colours.
+PassTimes ViewRenderer::renderReferenceError(const scene::Camera& camera,
+                                             const display::ReconstructionOptions& reconstruction,
+                                             bool cpuReconstruction) {
+  m_shown = nullptr;
+  m_width = m_reference->width;
+  m_height = m_reference->height;
+  const display::RenderMethod& ibrr = display::findRenderMethod("ibrr");
+  const DisplayMode ibrrMode{std::string(ibrr.name), "", &ibrr};
+  const std::string view = "error " + viewKey(ibrrMode, camera, m_width, m_height, reconstruction, cpuReconstruction);
+  PassTimes times;
+  if (view == m_errorView) {
+    times.rerendered = false;
+    return times;
   }
-  return 0;
+  ModePass& entry = passFor(ibrrMode);
+  entry.settings.reconstruction = reconstruction;
+  entry.settings.cpuReconstruction = cpuReconstruction;
+  const display::FrameTimes frame = entry.pass->draw(camera, m_width, m_height, 1);
+  entry.shownView.clear();  // its texture now holds this view, not the IBRR mode's
+  m_errorMap.upload(metrics::errorHeatmap(entry.pass->read().image, *m_reference));
+  m_errorView = view;
+  times.gbufferMs = frame.sceneMs;
+  times.reconstructionMs = frame.methodMs;
+  return times;
 }
 
-Image ViewRenderer::image() const {
-  if (m_source == Source::Uploaded) return m_uploadedImage;
-  // The same readback `ibrr render` does (GpuReconstructor::reconstruct, GBuffer::read).
-  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(texture(), m_width, m_height);
-  Image image(m_width, m_height);
-  for (std::size_t i = 0; i < texels.size(); ++i) image.pixels[i] = glm::vec3(texels[i]);
-  return image;
+void ViewRenderer::invalidate() {
+  for (auto it = m_passes.begin(); it != m_passes.end();)
+    it = it->second.settings.lightmap ? m_passes.erase(it) : std::next(it);
+  for (auto& [name, entry] : m_passes) entry.shownView.clear();
+  m_errorView.clear();
+  m_shown = nullptr;
 }
 
-std::size_t ViewRenderer::uploadedStoreBytes() const { return m_reconstructor ? m_reconstructor->uploadedBytes() : 0; }
+GLuint ViewRenderer::texture() const { return m_shown ? m_shown->pass->texture() : m_errorMap.texture(); }
+
+Image ViewRenderer::image() const { return m_shown ? m_shown->pass->read().image : m_errorMap.image(); }
+
+std::size_t ViewRenderer::uploadedStoreBytes() const {
+  return m_store ? display::GpuReconstructor::uploadedBytes(*m_store) : 0;
+}
 
 Presenter::Presenter()
     : m_program(gpu::loadProgram({"viewer_display.vert", "viewer_display.frag"})),

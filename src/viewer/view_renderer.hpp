@@ -1,19 +1,15 @@
 #pragma once
-// What the viewer draws each frame, with the GL objects kept across frames: the scene on the GPU,
-// the camera G-buffer (re-made only when the view size changes) and the IBRR store in SSBOs
-// (uploaded once). The display methods come from `ibrr render`'s table (display/render_methods):
-// IBRR, the G-buffer views and the lightmaps run here on persistent objects (the same passes the table's
-// entries run, so a frame equals `ibrr render`'s image of the same camera), drawn into textures the
-// present pass shows without a readback to the CPU; every other entry of the table (Keller, the normal
-// view) is called as it is, re-rendered only when the view changes, and shown as slow as it is.
-#include "display/gbuffer.hpp"
-#include "display/ibrr_reconstruction.hpp"
+// What the viewer draws each frame: the display methods of `ibrr render`'s table (display/render_methods), each
+// through its RenderPass, made on first use and kept across frames (the camera G-buffer, the store in SSBOs, a
+// lightmap's textures stay on the GPU), so that a frame is `ibrr render`'s image of the same camera. A method that
+// is not interactive (Keller's, the normal view, a lightmap) is drawn again only when the view changes. The
+// viewer's one view of its own, "error", is the IBRR pass's frame at the reference's size against the reference.
 #include "display/render_methods.hpp"
+#include "display/uploaded_image.hpp"
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "ibrr/ldc.hpp"
 #include "lightmap/atlas.hpp"
-#include "lightmap/lightmap_display.hpp"
 #include "scene/scene.hpp"
 #include "util/image.hpp"
 
@@ -25,22 +21,15 @@
 
 namespace ibrr::viewer {
 
-enum class ModeKind {
-  Ibrr,            // persistent G-buffer + reconstruction (GPU compute shader or CPU)
-  GBufferChannel,  // persistent G-buffer target shown directly (albedo, emission)
-  Lightmap,        // a loaded lightmap drawn into a target kept on the GPU (no readback) per view change
-  TableMethod,     // the render_methods entry called per view change
-  ReferenceError,  // IBRR at the reference's size against it, as a false-colour relative error
-};
-
 struct DisplayMode {
   std::string name;     // as --method and the script's "method" take it
   std::string summary;  // one line for --help and the overlay
-  ModeKind kind = ModeKind::TableMethod;
-  const display::RenderMethod* method = nullptr;                      // TableMethod
-  display::GBufferChannel channel = display::GBufferChannel::Albedo;  // GBufferChannel
-  const lightmap::Lightmap* lightmap = nullptr;                       // lightmap methods: the loaded file
-  const lightmap::LightmapAtlas* lightmapAtlas = nullptr;             // and its atlas
+  const display::RenderMethod* method = nullptr;           // null: the "error" view
+  const lightmap::Lightmap* lightmap = nullptr;            // lightmap methods: the loaded file
+  const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // and its atlas
+  [[nodiscard]] bool showsReferenceError() const { return method == nullptr; }
+  // The IBRR store's modes, whose reconstruction filter and path the viewer sets.
+  [[nodiscard]] bool readsStore() const { return method == nullptr || method->needsStore; }
 };
 
 // A lightmap file loaded for the viewer (--lightmap, repeatable).
@@ -50,10 +39,10 @@ struct LoadedLightmap {
   lightmap::LightmapAtlas atlas;
 };
 
-// The viewer's display modes: "ibrr" when there is a store, every other method of the table (a
-// method that shows a lightmap once per loaded lightmap: "lightmap" for one file, else
-// "lightmap:FILE"), and "error" when a reference image is loaded. GL-free, so options are checked
-// before any window. The modes point into `lightmaps`, which must outlive them.
+// The viewer's display modes: every method of the table whose inputs are at hand (the store's with a store; a
+// method that shows a lightmap once per loaded lightmap: "lightmap" for one file, else "lightmap:FILE"), and "error"
+// when a reference image is loaded. GL-free, so options are checked before any window. The modes point into
+// `lightmaps`, which must outlive them.
 std::vector<DisplayMode> displayModes(bool haveStore, bool haveReference, const std::vector<LoadedLightmap>& lightmaps);
 // Throws ibrr::Error listing the names when none matches.
 const DisplayMode& findDisplayMode(const std::vector<DisplayMode>& modes, const std::string& name);
@@ -68,15 +57,14 @@ struct PassTimes {
 
 class ViewRenderer {
 public:
-  // store may be null (no "ibrr"/"error" modes then); reference may be null. tableSettings are
-  // passed to the table's methods (Keller's light paths, IBRR's store).
+  // store may be null (no store methods then); reference may be null. tableSettings are the methods' inputs
+  // (Keller's light paths); each mode adds its own (the store, the lightmap it shows).
   ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* store, const display::RenderSettings& tableSettings,
                const Image* reference);
 
-  // Renders the view of `camera` at width × height (ignored by "error", which uses the
-  // reference's size) into texture().
-  // cpuReconstruction: IBRR through the TBB path (G-buffer read back, looked up on the CPU, the
-  // result uploaded) instead of the compute shader; both give `ibrr render`'s image of that path.
+  // Renders the view of `camera` at width × height (ignored by "error", which uses the reference's size) into
+  // texture(). cpuReconstruction: IBRR through the TBB path instead of the compute shader; both give `ibrr
+  // render`'s image of that path.
   PassTimes render(const scene::Camera& camera, int width, int height, const DisplayMode& mode,
                    const display::ReconstructionOptions& reconstruction, bool cpuReconstruction);
 
@@ -88,42 +76,35 @@ public:
   [[nodiscard]] Image image() const;
   // Bytes of the store in GPU buffers (0 without a store).
   [[nodiscard]] std::size_t uploadedStoreBytes() const;
-  // Forgets the cached image of a table method: the next render re-runs it (after a relight
-  // changed a lightmap the view shows).
-  void invalidate() {
-    m_uploadedKey.clear();
-    m_lightmapKey.clear();
-    m_lightmapDisplays.clear();  // a relight changes the lightmap and moves its lights' texels
-  }
+  // Forgets the passes that show a lightmap and every kept frame: after a relight changed a lightmap and moved its
+  // lights' texels, they are made again.
+  void invalidate();
 
 private:
-  enum class Source { Reconstruction, GBuffer, Uploaded, LightmapView };
-  void ensureGBuffer(int width, int height);
-  void upload(Image image);
-  // Draws a lightmap mode into m_lightmapView when the view changed; returns false when it was kept.
-  bool drawLightmap(const scene::Camera& camera, int width, int height, const DisplayMode& mode);
+  // A mode's pass, with the settings it reads and what its kept frame shows.
+  struct ModePass {
+    display::RenderSettings settings;
+    std::unique_ptr<display::RenderPass> pass;
+    std::string shownView;  // the view its texture holds ("" = none kept)
+    int width = 0, height = 0;  // the size of its last frame
+  };
+  ModePass& passFor(const DisplayMode& mode);
+  ModePass& passForMethod(const std::string& key, const display::RenderMethod& method,
+                          const display::RenderSettings& settings);
+  PassTimes renderReferenceError(const scene::Camera& camera, const display::ReconstructionOptions& reconstruction,
+                                 bool cpuReconstruction);
 
   const scene::Scene& m_scene;
   const LayeredDepthCube* m_store;
   display::RenderSettings m_tableSettings;
   const Image* m_reference;
   gpu::SceneRenderer m_sceneRenderer;
-  std::optional<display::GBuffer> m_gbuffer;
-  std::optional<display::GpuReconstructor> m_reconstructor;
-  Source m_source = Source::Uploaded;
-  display::GBufferChannel m_channel = display::GBufferChannel::Albedo;
-  Image m_uploadedImage;
-  gpu::Texture m_uploaded;
+  std::map<std::string, ModePass> m_passes;  // by mode name
+  const ModePass* m_shown = nullptr;         // the pass whose frame is shown; null: m_errorMap
+  display::UploadedImage m_errorMap;         // the "error" view's false colours
+  std::string m_errorView;                   // the view m_errorMap shows
   int m_width = 0;
   int m_height = 0;
-  // What the uploaded image shows, so that a slow method is re-run only when the view changes.
-  std::string m_uploadedKey;
-  // One display per shown lightmap, made on first use: its atlas's patches, dilated incident
-  // radiance and albedo textures stay on the GPU while the camera moves.
-  std::map<const lightmap::Lightmap*, std::unique_ptr<lightmap::LightmapDisplay>> m_lightmapDisplays;
-  // The last lightmap view, on the GPU, and what it shows.
-  std::optional<lightmap::LightmapViewTarget> m_lightmapView;
-  std::string m_lightmapKey;
 };
 
 // The present pass: a texture of linear radiance into the window's default framebuffer, scaled to

@@ -428,7 +428,7 @@ private:
   void selectMode(std::size_t index) {
     m_modeIndex = index % m_modes.size();
     // The error view is only meaningful from the reference's camera: go there.
-    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError && !m_settings.referenceCamera.empty())
+    if (m_modes[m_modeIndex].showsReferenceError() && !m_settings.referenceCamera.empty())
       for (std::size_t c = 0; c < m_scene.cameras.size(); ++c)
         if (m_scene.cameras[c].name == m_settings.referenceCamera) {
           m_walker.setCamera(m_scene.cameras[c]);
@@ -456,7 +456,7 @@ private:
 
   void saveView(const std::string& base) {
     ToneMapping tone = m_settings.tone;
-    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};  // the colour map as it is
+    if (m_modes[m_modeIndex].showsReferenceError()) tone = {};  // the colour map as it is
     const SavedScreenshot saved = saveScreenshot(m_renderer->image(), m_settings.screenshotFolder, base, tone);
     m_lastSaved = saved.png.filename().string();
     std::printf("saved %s and %s (%dx%d, %s, camera %s)\n", saved.png.string().c_str(), saved.exr.string().c_str(),
@@ -545,7 +545,8 @@ private:
     FrameRecord record;
     record.frame = frame;
     record.method = m_modes[m_modeIndex].name;
-    if (m_modes[m_modeIndex].kind == ModeKind::Ibrr) record.method += m_cpuReconstruction ? "/cpu" : "/gpu";
+    if (!m_modes[m_modeIndex].showsReferenceError() && m_modes[m_modeIndex].readsStore())
+      record.method += m_cpuReconstruction ? "/cpu" : "/gpu";
     const std::uint64_t readbacksBefore = gpu::textureReadbacks();
     if (m_relightNeeded) relight();
     if (m_renderWidth > 0 && m_renderHeight > 0) {
@@ -565,7 +566,7 @@ private:
   // Presents the view, draws the overlay and saves the pictures asked for; true when the File menu quit.
   bool presentAndOverlay(int frame, int windowWidth, int windowHeight) {
     ToneMapping tone = m_settings.tone;
-    if (m_modes[m_modeIndex].kind == ModeKind::ReferenceError) tone = {};
+    if (m_modes[m_modeIndex].showsReferenceError()) tone = {};
     m_presenter.draw(m_surface->framebuffer(), m_renderer->texture(), m_renderer->width(), m_renderer->height(),
                      windowWidth, windowHeight, tone);
     m_imgui.beginFrame(windowWidth, windowHeight);
@@ -683,7 +684,7 @@ private:
       ImGui::EndCombo();
     }
     ImGui::TextWrapped("%s", mode.summary.c_str());
-    if (mode.kind == ModeKind::Ibrr || mode.kind == ModeKind::ReferenceError) {
+    if (mode.readsStore()) {
       int filter = filterIndex(m_settings.reconstruction.filter);
       const char* names[kFilterCount];
       for (int i = 0; i < kFilterCount; ++i) names[i] = kRetrievalFilters[i].name;
@@ -695,9 +696,9 @@ private:
       const char* paths[] = {"GPU compute shader", "CPU (TBB)"};
       if (ImGui::Combo("reconstruction (R)", &path, paths, 2)) m_cpuReconstruction = path == 1;
     }
-    if (mode.kind == ModeKind::TableMethod)
+    if (!mode.showsReferenceError() && !mode.method->interactive)
       ImGui::TextWrapped("re-rendered only when the view changes (it is slow: see its time above)");
-    if (mode.kind == ModeKind::ReferenceError)
+    if (mode.showsReferenceError())
       ImGui::TextWrapped("against %s%s%s", m_settings.referenceName.c_str(),
                          m_settings.referenceCamera.empty() ? "" : ", camera ", m_settings.referenceCamera.c_str());
   }
