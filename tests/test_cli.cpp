@@ -1,5 +1,6 @@
 // The `ibrr` command line: help, info and render, and every kind of bad input giving one line,
 // a non-zero exit and an untouched output file.
+#include "display/render_methods.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -127,6 +128,24 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     expectCleanFailure({"render", "cornell", "--size", "64by64", "-o", output.string()}, {"--size", "WIDTHxHEIGHT"},
                        output);
     expectCleanFailure({"render", "cornell", "-o", (folder / "out.jpg").string()}, {"out.jpg", ".exr"}, output);
+  }
+  SECTION("a flag another render method reads is refused, naming the methods that read it (one row a method)") {
+    const struct {
+      const char* method;
+      const char* flag;
+      const char* value;
+      const char* readers;
+    } foreign[] = {{"ibrr", "--paths", "4", "--method keller reads it"},
+                   {"keller", "--filter", "box", "--method ibrr reads it"},
+                   {"albedo", "--holes", "h.png", "--method ibrr reads it"},
+                   {"normal", "--lightmap", "x.lightmap", "--method lightmap reads it"},
+                   {"emission", "--reconstruct", "cpu", "--method ibrr reads it"},
+                   {"lightmap", "--store", "x.ibrr", "--method ibrr reads it"}};
+    for (const display::RenderMethod& method : display::renderMethods())
+      CHECK(std::any_of(std::begin(foreign), std::end(foreign), [&](const auto& row) { return row.method == method.name; }));
+    for (const auto& row : foreign)
+      expectCleanFailure({"render", "cornell", "--method", row.method, row.flag, row.value, "-o", output.string()},
+                         {std::string(row.flag) + " is not a setting of --method " + row.method, row.readers}, output);
   }
   SECTION("Keller's light-path flags are refused for another method, naming the flag and the method") {
     expectCleanFailure({"render", "cornell", "--paths", "64", "-o", output.string()}, {"--paths", "keller", "albedo"},

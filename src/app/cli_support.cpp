@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -95,6 +96,31 @@ void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
                   "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds "
                   "what the light pass k-1 added causes in turn (the recursion, a step further each)")
       ->capture_default_str();
+}
+
+std::string listOfNames(std::span<const std::string_view> names) {
+  std::string list;
+  for (std::size_t k = 0; k < names.size(); ++k)
+    list += std::string(k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + std::string(names[k]);
+  return list;
+}
+
+void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::span<const FlagReader> readers) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string flag = option->get_name();
+    std::vector<std::string_view> readersOfFlag;
+    bool readByChosen = false;
+    for (const FlagReader& reader : readers)
+      if (std::find(reader.reads.begin(), reader.reads.end(), flag) != reader.reads.end()) {
+        readersOfFlag.push_back(reader.method);
+        readByChosen = readByChosen || reader.method == chosen;
+      }
+    if (readersOfFlag.empty() || readByChosen) continue;
+    throw CLI::ValidationError(flag + " is not a setting of --method " + std::string(chosen) + "; --method " +
+                               listOfNames(readersOfFlag) + (readersOfFlag.size() == 1 ? " reads" : " read") +
+                               " it (see ibrr " + command.get_name() + " --help)");
+  }
 }
 
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene) {

@@ -7,7 +7,9 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <span>
 #include <string>
+#include <string_view>
 
 namespace ibrr::app {
 
@@ -39,6 +41,18 @@ struct ReferenceSidecar {
 // Reads the sidecar of `reference` (its extension replaced by .json); none (or a FIFO, which would block)
 // gives empty names.
 ReferenceSidecar readReferenceSidecar(const std::filesystem::path& reference);
+
+// A method of a command's table and the flags of the command it reads.
+struct FlagReader {
+  std::string_view method;
+  std::span<const std::string_view> reads;
+};
+// "a, b or c".
+std::string listOfNames(std::span<const std::string_view> names);
+// Refuses (CLI::ValidationError) the first flag given on `command` that the chosen method does not read but another
+// method of `readers` does, naming those: "--filter is not a setting of --method albedo; --method ibrr reads it (see
+// ibrr render --help)". A flag no method reads is common to all.
+void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::span<const FlagReader> readers);
 
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);

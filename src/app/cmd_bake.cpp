@@ -22,14 +22,6 @@ namespace {
 // The flags every method takes: the scene, -o and --method.
 bool commonFlag(const std::string& name) { return name == "--output" || name == "--method" || name == "SCENE"; }
 
-// "a, b or c".
-std::string listOfNames(const std::vector<std::string_view>& names) {
-  std::string list;
-  for (std::size_t k = 0; k < names.size(); ++k)
-    list += std::string(k == 0 ? "" : k + 1 == names.size() ? " or " : ", ") + std::string(names[k]);
-  return list;
-}
-
 // The methods of the table with a bake.
 std::vector<const Method*> bakeMethods() {
   std::vector<const Method*> baked;
@@ -75,14 +67,9 @@ void checkEveryFlagIsRead(const CLI::App& command) {
 
 // Refuses every flag given that `method` does not read, naming the methods that do.
 void refuseFlagsNotRead(const CLI::App& command, const Method& method) {
-  for (const CLI::Option* option : command.get_options()) {
-    const std::string flag = option->get_name();
-    if (option->count() == 0 || commonFlag(flag) || flag == "--help" || reads(method, flag)) continue;
-    const std::vector<std::string_view> readers = readersOf(flag);
-    throw CLI::ValidationError(flag + " is not a setting of --method " + std::string(method.name) + "; --method " +
-                               listOfNames(readers) + (readers.size() == 1 ? " reads" : " read") +
-                               " it (see ibrr bake --help)");
-  }
+  std::vector<FlagReader> readers;
+  for (const Method* other : bakeMethods()) readers.push_back({other->name, other->reads});
+  app::refuseFlagsNotRead(command, method.name, readers);
 }
 
 // --method's help: every method of the table with what it makes.

@@ -77,18 +77,16 @@ std::string renderMethodName(const RenderOptions& options) {
   return options.store.empty() ? "albedo" : "ibrr";
 }
 
-// Keller's flags (its light paths and bias compensation) given to another method would be silently ignored:
-// refuse them, naming the first.
-void refuseKellerFlags(const std::vector<const CLI::Option*>& kellerFlags, const std::string& methodName) {
-  if (methodName == "keller") return;
-  for (const CLI::Option* flag : kellerFlags)
-    if (flag->count() > 0)
-      throw Error(flag->get_name() + " is one of Keller's light-path flags, for --method keller, not " +
-                  methodName + "; leave it out (a store takes it when it is baked: 'ibrr bake SCENE " +
-                  flag->get_name() + " ...')");
+// Refuses a flag that another method of the table reads and the chosen one does not (--filter for a lightmap, Keller's
+// light paths for a store), naming the methods that read it: it would be ignored without a word.
+void refuseFlagsNotRead(const CLI::App& command, const std::string& methodName) {
+  std::vector<FlagReader> readers;
+  for (const display::RenderMethod& method : display::renderMethods()) readers.push_back({method.name, method.reads});
+  app::refuseFlagsNotRead(command, methodName, readers);
 }
 
-// Fails on bad arguments before any work, never after: output paths, names, and the files each method needs.
+// Fails on bad arguments before any work, never after: output paths, names, and the files each method needs (a
+// flag of another method was refused before, by refuseFlagsNotRead).
 void checkRenderArguments(const RenderOptions& options, const std::string& methodName,
                           const display::RenderMethod& method) {
   const bool relit = !options.matrix.empty();
@@ -110,10 +108,6 @@ void checkRenderArguments(const RenderOptions& options, const std::string& metho
     throw Error(
         "--method " + methodName +
         " needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather -o FILE.lightmap')");
-  if (!options.lightmap.empty() && !method.needsLightmap)
-    throw Error("--lightmap is for --method lightmap, not " + methodName + "; leave out --method or --lightmap");
-  if (relit && !method.needsLightmap)
-    throw Error("--matrix is for --method lightmap, not " + methodName + "; leave out --method or --matrix");
   if (options.supersample < 1 || options.supersample > kMaxSupersample)
     throw Error("--supersample must be in [1, " + std::to_string(kMaxSupersample) + "]");
 }
@@ -300,14 +294,11 @@ void addRenderCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
   command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
-  const std::size_t firstKellerFlag = command->get_options().size();
   addLightPathOptions(*command, options->vplOptions);
   addBiasCompensationSwitch(*command, options->vplOptions,
                             "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
                             "and clamps at twice the uncompensated distance; off: the clamped frame, at the bake's "
                             "uncompensated distance");
-  const std::vector<CLI::Option*> added = command->get_options();
-  const std::vector<const CLI::Option*> kellerFlags(added.begin() + std::ptrdiff_t(firstKellerFlag), added.end());
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str()
       ->check(finiteNumber());
@@ -320,8 +311,8 @@ void addRenderCommand(CLI::App& app) {
       "  ibrr render cornell --lightmap cornell.lightmap --supersample 2 -o lightmap.png\n"
       "  ibrr render cornell --matrix cornell.ffmatrix --move-light 0:50,0,0 --supersample 2 -o moved.exr\n"
       "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
-  command->callback([options, kellerFlags] {
-    refuseKellerFlags(kellerFlags, renderMethodName(*options));
+  command->callback([options, command] {
+    refuseFlagsNotRead(*command, renderMethodName(*options));
     runRender(*options);
   });
 }
