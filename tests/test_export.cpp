@@ -243,9 +243,11 @@ TEST_CASE("export: the walkthrough page shows what ibrr render shows, and a key 
                          "--html", page.string()})
               .exitCode == 0);
   const std::string size = "256x256";
-  for (const auto& [method, file] : {std::pair{"ibrr", "expected.png"}, {"normal", "normal.exr"}, {"emission", "emission.exr"}})
-    REQUIRE(test::runIbrr({"render", "cornell", "--method", method, "--store", store.string(), "--size", size, "-o",
-                           (folder / file).string()})
+  REQUIRE(test::runIbrr({"render", "cornell", "--store", store.string(), "--size", size, "-o",
+                         (folder / "expected.png").string()})
+              .exitCode == 0);
+  for (const auto& [method, file] : {std::pair{"normal", "normal.exr"}, {"emission", "emission.exr"}})
+    REQUIRE(test::runIbrr({"render", "cornell", "--method", method, "--size", size, "-o", (folder / file).string()})
                 .exitCode == 0);
   const nlohmann::json shot = nlohmann::json::parse(
       runCommand("node " + (kWebTests / "page_shot.mjs").string() + " " + page.string() + " " +

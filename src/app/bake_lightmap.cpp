@@ -3,6 +3,7 @@
 #include "app/bake_command.hpp"
 #include "app/cli_support.hpp"
 #include "lightmap/lightmap_file.hpp"
+#include "lightmap/progressive.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/memory.hpp"
@@ -11,39 +12,62 @@
 
 namespace ibrr::app {
 
-void checkLightmapOutputs(const BakeCommandOptions& options) {
-  if (options.output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
-  checkOutputFile(options.output);
-  checkOutputFile(lightmap::lightmapImagePath(options.output));
-  if (!options.saveMatrix.empty()) checkOutputFile(options.saveMatrix);
+void checkLightmapOutputs(const std::string& output, const std::string& saveMatrix) {
+  if (output.empty()) throw Error("give the lightmap file with -o FILE.lightmap");
+  checkOutputFile(output);
+  checkOutputFile(lightmap::lightmapImagePath(output));
+  if (!saveMatrix.empty()) checkOutputFile(saveMatrix);
 }
 
-lightmap::AtlasOptions atlasOptionsFrom(const CLI::App& command, const BakeCommandOptions& options,
-                                        int defaultTargetSize) {
+void AtlasFlags::declare(MethodFlags& flags, int defaultSize, bool refinesNearLights) {
+  atlasSize = defaultSize;
+  flags.option("--texel-density", texelDensity, "lightmap texels per scene unit (instead of --atlas)");
+  flags.option("--atlas", atlasSize, "the atlas side S in texels the charts should fill");
+  if (refinesNearLights)
+    flags.option("--refine-near-lights", emitterRefinement,
+                 "F times the texel density (F² the texels) on the charts within " +
+                     std::to_string(int(lightmap::kEmitterReachTexels)) +
+                     " texels of a light, whose 1/r² hot spot is narrower than a texel (1 to " +
+                     std::to_string(lightmap::kMaxEmitterRefinement) + ")");
+}
+
+lightmap::AtlasOptions AtlasFlags::options(const MethodFlags& flags, int defaultSize) const {
   lightmap::AtlasOptions atlasOptions;
-  if (given(command, "--texel-density")) {
-    if (!(options.texelDensity > 0.0f))
-      throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
-    atlasOptions.texelsPerUnit = options.texelDensity;
+  if (flags.given("--texel-density")) {
+    if (flags.given("--atlas")) throw Error("--texel-density and --atlas both size the atlas: give one of them");
+    if (!(texelDensity > 0.0f))
+      throw Error("--texel-density " + std::to_string(texelDensity) + ": give texels per scene unit > 0");
+    atlasOptions.texelsPerUnit = texelDensity;
   } else {
-    atlasOptions.targetSize = given(command, "--atlas") ? options.atlasSize : defaultTargetSize;
+    atlasOptions.targetSize = flags.given("--atlas") ? atlasSize : defaultSize;
     if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
       throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
   }
-  if (options.emitterRefinement < 1 || options.emitterRefinement > lightmap::kMaxEmitterRefinement)
-    throw Error("--refine-near-lights " + std::to_string(options.emitterRefinement) + ": give a factor from 1 to " +
+  if (emitterRefinement < 1 || emitterRefinement > lightmap::kMaxEmitterRefinement)
+    throw Error("--refine-near-lights " + std::to_string(emitterRefinement) + ": give a factor from 1 to " +
                 std::to_string(lightmap::kMaxEmitterRefinement));
-  atlasOptions.emitterRefinement = options.emitterRefinement;
+  atlasOptions.emitterRefinement = emitterRefinement;
   return atlasOptions;
 }
 
-LightmapBakeInputs prepareLightmapBake(const BakeCommandOptions& options, lightmap::AtlasOptions atlasOptions,
+void declareShootingFlags(MethodFlags& flags, int& clusterTexels, int& emitterClusterTexels, int& hemisphereResolution,
+                          double& maxEdgeFraction) {
+  flags.option("--cluster", clusterTexels,
+               "reflecting surfaces shoot from blocks of B×B texels of a chart (substructuring)");
+  flags.option("--emitter-cluster", emitterClusterTexels,
+               "the same for emitting texels (1 = every light texel shoots: sharp shadows)");
+  flags.option("--hemisphere", hemisphereResolution, "side in pixels of the hemispherical visibility buffer");
+  flags.option("--max-edge", maxEdgeFraction,
+               "tessellate the visibility pass until no edge exceeds this fraction of the scene diagonal (0 = off)");
+}
+
+LightmapBakeInputs prepareLightmapBake(const BakeRun& run, lightmap::AtlasOptions atlasOptions,
                                        const std::string& what,
                                        const std::function<void(const scene::Scene&)>& checkScene,
                                        int adaptiveDepth) {
   LightmapBakeInputs inputs;
-  inputs.scene = loadSceneArgument(options.scene);
-  checkLightmapOutputs(options);  // none of the outputs is one of the scene's files
+  inputs.scene = loadSceneArgument(run.scene);
+  checkLightmapOutputs(run.output);  // none of the outputs is one of the scene's files
   checkScene(inputs.scene);       // before starting the GPU
   inputs.context = gpu::createHeadlessContext();
   info(what + " " + inputs.scene.sourcePath.string() + " (" + std::to_string(inputs.scene.triangleCount()) +

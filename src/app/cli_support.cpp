@@ -52,50 +52,42 @@ scene::Scene loadSceneArgument(const std::string& argument) {
   return scene;
 }
 
-void addLightPathOptions(CLI::App& command, bake::BakeOptions& b) {
-  command.add_option("--paths", b.paths, "light paths (particles) shot from the lights")->capture_default_str();
-  command.add_option("--seed", b.seed, "light-path sampling seed")->capture_default_str();
-  command.add_option("--max-bounces", b.maxBounces, "reflections after which a light path stops")
-      ->capture_default_str();
-  command.add_option("--hemicube", b.hemicubeResolution, "H: hemicube resolution for VPLs on the lights (even)")
-      ->capture_default_str();
-  command
-      .add_option("--indirect-hemicube", b.indirectHemicubeResolution,
-                  "h: hemicube resolution for VPLs after a bounce (even); a surface narrower than a hemicube pixel's "
-                  "footprint gets the light only of the VPLs whose samples hit it, so raise it (128, 256) for "
-                  "finely detailed scenes (the Sibenik nave: 128 brings its energy within 2%)")
-      ->capture_default_str();
-  command
-      .add_option("--clamp", b.geometryClamp,
-                  "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; "
-                  "0 = off (unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal (27% for a "
-                  "bake with bias compensation, 9% for Keller's compensated frame)")
-      ->capture_default_str();
+void declareLightPathFlags(MethodFlags& flags, bake::BakeOptions& b) {
+  flags.option("--paths", b.paths, "light paths (particles) shot from the lights");
+  flags.option("--seed", b.seed, "light-path sampling seed");
+  flags.option("--max-bounces", b.maxBounces, "reflections after which a light path stops");
+  flags.option("--hemicube", b.hemicubeResolution, "H: hemicube resolution for VPLs on the lights (even)");
+  flags.option("--indirect-hemicube", b.indirectHemicubeResolution,
+               "h: hemicube resolution for VPLs after a bounce (even); a surface narrower than a hemicube pixel's "
+               "footprint gets the light only of the VPLs whose samples hit it, so raise it (128, 256) for finely "
+               "detailed scenes (the Sibenik nave: 128 brings its energy within 2%)");
+  flags.option("--clamp", b.geometryClamp,
+               "upper bound on the geometry term cosθx·cosθi/(π r²) against bright corners, in 1/scene-unit²; 0 = off "
+               "(unbiased), negative = automatic: 1/(π r²) at r = 4.5% of the scene diagonal (27% for a bake with "
+               "bias compensation, 9% for Keller's compensated frame)");
 }
 
-void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const std::string& help) {
-  command
-      .add_option_function<std::string>(
-          "--bias-compensation", [&b](const std::string& value) { b.biasCompensation = value == "on"; }, help)
-      ->check(CLI::IsMember({"on", "off"}))
-      ->default_str("on");
+void declareBiasCompensationSwitch(MethodFlags& flags, bake::BakeOptions& b, const std::string& help) {
+  flags.choice(
+      "--bias-compensation",
+      [&b](const std::string& value) {
+        if (value != "on" && value != "off") throw Error("--bias-compensation '" + value + "': choose on or off");
+        b.biasCompensation = value == "on";
+      },
+      b.biasCompensation ? "on" : "off", help);
 }
 
-void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b) {
-  addBiasCompensationSwitch(command, b,
-                            "on: after the warp, add to every layer the light the clamp removed there (Kollig & "
-                            "Keller 2004), traced from the layer with Embree, and clamp at six times the distance; "
-                            "off: the clamped store");
-  command
-      .add_option("--bias-rays", b.biasRays,
-                  "bias compensation: points per layer in the first pass (a quarter in later passes), each with "
-                  "one cosine ray and one light sample")
-      ->capture_default_str();
-  command
-      .add_option("--bias-passes", b.biasPasses,
-                  "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds "
-                  "what the light pass k-1 added causes in turn (the recursion, a step further each)")
-      ->capture_default_str();
+void declareBiasCompensationFlags(MethodFlags& flags, bake::BakeOptions& b) {
+  declareBiasCompensationSwitch(flags, b,
+                                "on: after the warp, add to every layer the light the clamp removed there (Kollig & "
+                                "Keller 2004), traced from the layer with Embree, and clamp at six times the distance; "
+                                "off: the clamped store");
+  flags.option("--bias-rays", b.biasRays,
+               "bias compensation: points per layer in the first pass (a quarter in later passes), each with one "
+               "cosine ray and one light sample");
+  flags.option("--bias-passes", b.biasPasses,
+               "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds what the "
+               "light pass k-1 added causes in turn (the recursion, a step further each)");
 }
 
 std::string listOfNames(std::span<const std::string_view> names) {
@@ -116,11 +108,15 @@ void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::s
         readersOfFlag.push_back(reader.method);
         readByChosen = readByChosen || reader.method == chosen;
       }
-    if (readersOfFlag.empty() || readByChosen) continue;
-    throw CLI::ValidationError(flag + " is not a setting of --method " + std::string(chosen) + "; --method " +
-                               listOfNames(readersOfFlag) + (readersOfFlag.size() == 1 ? " reads" : " read") +
-                               " it (see ibrr " + command.get_name() + " --help)");
+    if (!readersOfFlag.empty() && !readByChosen) throw foreignFlagError(command, flag, chosen, readersOfFlag);
   }
+}
+
+CLI::ValidationError foreignFlagError(const CLI::App& command, const std::string& flag, std::string_view chosen,
+                                      std::span<const std::string_view> readers) {
+  return CLI::ValidationError(flag + " is not a setting of --method " + std::string(chosen) + "; --method " +
+                              listOfNames(readers) + (readers.size() == 1 ? " reads" : " read") + " it (see ibrr " +
+                              command.get_name() + " --help)");
 }
 
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene) {

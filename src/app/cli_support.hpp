@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the subcommands: option parsing for common types and scene loading with the
 // standard messages.
+#include "app/method_flags.hpp"
 #include "bake/bake.hpp"
 #include "scene/scene.hpp"
 
@@ -24,13 +25,13 @@ scene::Scene loadSceneArgument(const std::string& argument);
 // finite as a double but infinite in a float flag.
 const CLI::Validator& finiteNumber();
 
-// Adds the light-path and hemicube flags shared by `bake` and `render --method keller`
-// (--paths, --seed, --max-bounces, --hemicube, --indirect-hemicube, --clamp).
-void addLightPathOptions(CLI::App& command, bake::BakeOptions& options);
+// The light-path and hemicube flags of an IBRR bake, Keller's frame and the viewer's bake (--paths, --seed,
+// --max-bounces, --hemicube, --indirect-hemicube, --clamp), bound to `b`.
+void declareLightPathFlags(MethodFlags& flags, bake::BakeOptions& b);
 // --bias-compensation on|off, --bias-rays, --bias-passes (bake/bias_compensation.hpp).
-void addBiasCompensationOptions(CLI::App& command, bake::BakeOptions& b);
+void declareBiasCompensationFlags(MethodFlags& flags, bake::BakeOptions& b);
 // --bias-compensation on|off alone, with its help text (render --method keller).
-void addBiasCompensationSwitch(CLI::App& command, bake::BakeOptions& b, const std::string& help);
+void declareBiasCompensationSwitch(MethodFlags& flags, bake::BakeOptions& b, const std::string& help);
 
 // What the STEM.json that `ibrr reference` writes beside STEM.exr says of the picture: its scene and camera.
 struct ReferenceSidecar {
@@ -53,6 +54,9 @@ std::string listOfNames(std::span<const std::string_view> names);
 // method of `readers` does, naming those: "--filter is not a setting of --method albedo; --method ibrr reads it (see
 // ibrr render --help)". A flag no method reads is common to all.
 void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::span<const FlagReader> readers);
+// The refusal of `flag` given with --method `chosen`, which the methods `readers` read.
+CLI::ValidationError foreignFlagError(const CLI::App& command, const std::string& flag, std::string_view chosen,
+                                      std::span<const std::string_view> readers);
 
 // Adds the SCENE positional argument (required) with the standard help text.
 CLI::Option* addSceneArgument(CLI::App& command, std::string& scene);

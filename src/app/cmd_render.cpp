@@ -73,7 +73,7 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
 // The method the flags ask for: --method, else the one the given file implies, else the albedo view.
 std::string renderMethodName(const RenderOptions& options) {
   if (!options.method.empty()) return options.method;
-  if (!options.lightmap.empty() || !options.matrix.empty()) return "lightmap";
+  if (!options.lightmap.empty() || !options.matrix.empty() || !options.moveLight.empty()) return "lightmap";
   return options.store.empty() ? "albedo" : "ibrr";
 }
 
@@ -294,11 +294,13 @@ void addRenderCommand(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
   command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
-  addLightPathOptions(*command, options->vplOptions);
-  addBiasCompensationSwitch(*command, options->vplOptions,
-                            "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
-                            "and clamps at twice the uncompensated distance; off: the clamped frame, at the bake's "
-                            "uncompensated distance");
+  MethodFlags kellerFlags;  // Keller's frame: the light paths of a bake, and its bias compensation
+  declareLightPathFlags(kellerFlags, options->vplOptions);
+  declareBiasCompensationSwitch(kellerFlags, options->vplOptions,
+                                "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
+                                "and clamps at twice the uncompensated distance; off: the clamped frame, at the "
+                                "bake's uncompensated distance");
+  addFlagsToCommand(*command, kellerFlags);
   command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
       ->capture_default_str()
       ->check(finiteNumber());

@@ -239,8 +239,10 @@ void addViewCommand(CLI::App& app) {
       ->add_option("--keller-paths", options->kellerPaths,
                    "light paths of the live Keller view (0: --paths); its frame cost grows with the VPLs")
       ->capture_default_str();
-  addLightPathOptions(*command, options->bake);
-  addBiasCompensationOptions(*command, options->bake);
+  MethodFlags bakeFlags;  // the store the viewer bakes when it has none, and Keller's frame
+  declareLightPathFlags(bakeFlags, options->bake);
+  declareBiasCompensationFlags(bakeFlags, options->bake);
+  addFlagsToCommand(*command, bakeFlags);
   command->add_option("--ldc", options->bake.ldcResolution, "R of a store baked in the window: pixels per LDI side")
       ->capture_default_str();
   command->footer(

@@ -35,7 +35,8 @@ Failure describeCurrentException() {
   try {
     throw;
   } catch (const CLI::ParseError& error) {
-    return {2, std::string("error: ") + error.what() + " (see 'ibrr --help')"};
+    const std::string what = error.what();  // a refusal that names the command's help already says where to look
+    return {2, "error: " + what + (what.find("--help") == std::string::npos ? " (see 'ibrr --help')" : "")};
   } catch (const ibrr::Interrupted& interrupted) {
     return {interrupted.exitCode(), interrupted.what()};
   } catch (const ibrr::gpu::GpuUnavailable& error) {

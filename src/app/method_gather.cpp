@@ -3,6 +3,7 @@
 #include "app/cli_support.hpp"
 #include "app/methods.hpp"
 #include "compare/method_run.hpp"
+#include "lightmap/gather.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -13,30 +14,57 @@
 namespace ibrr::app {
 namespace {
 
-void runGatherBake(const BakeRequest& request) {
-  const CLI::App& command = request.command;
-  const BakeCommandOptions& options = request.options;
-  checkLightmapOutputs(options);
-  lightmap::GatherOptions settings = options.gather;
-  settings.hemicubeResolution = given(command, "--hemicube") ? options.bake.hemicubeResolution : kGatherDefaultHemicube;
+// --tolerance without --iterations: iterate until it is met, up to this many times.
+constexpr int kGatherToleranceIterationCap = 1000;
+
+// The hemicube gathering solver's bake: its flags are its GatherOptions' fields and the atlas's.
+class GatherBake final : public BakeMethod {
+public:
+  void declareFlags(MethodFlags& flags) override {
+    m_atlas.declare(flags, lightmap::kDefaultGatherAtlasSize, true);
+    flags.option("--iterations", m_settings.maxIterations,
+                 "Jacobi iterations K (with --tolerance alone, until it is met)");
+    flags.option("--tolerance", m_settings.tolerance,
+                 "stop when no texel changes by more than this fraction in an iteration (e.g. 0.01)");
+    flags.option("--time-budget", m_settings.timeBudgetSeconds, "stop after the iteration that ends past S seconds");
+    flags.option("--layers", m_settings.layersPerBatch,
+                 "hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB array on a GPU, 4 MiB "
+                 "on llvmpipe)");
+    flags.toggle("--no-rotation", m_noRotation,
+                 "no random rotation of the hemicubes about the normal (banding instead of noise)");
+    flags.option("--hemicube", m_settings.hemicubeResolution, "H of the first gather (the direct light)");
+    flags.option("--indirect-hemicube", m_settings.indirectHemicubeResolution,
+                 "h of the later gathers (default the smaller of its own and H)");
+    flags.option("--seed", m_settings.seed, "seed of the hemicube rotations");
+  }
+  void run(const BakeRun& run) override;
+
+private:
+  lightmap::GatherOptions m_settings;
+  AtlasFlags m_atlas;
+  bool m_noRotation = false;
+};
+
+void GatherBake::run(const BakeRun& run) {
+  checkLightmapOutputs(run.output);
+  lightmap::GatherOptions settings = m_settings;
   // h defaults to the smaller of its default and H (so that --hemicube 16 alone is valid).
-  settings.indirectHemicubeResolution = given(command, "--indirect-hemicube")
-                                            ? options.bake.indirectHemicubeResolution
-                                            : std::min(kGatherDefaultIndirectHemicube, settings.hemicubeResolution);
-  if (given(command, "--seed")) settings.seed = options.bake.seed;
-  settings.randomRotation = !options.noRotation;
-  if (!given(command, "--iterations"))
-    settings.maxIterations = given(command, "--tolerance") ? kGatherToleranceIterationCap : kGatherDefaultIterations;
+  if (!run.flags.given("--indirect-hemicube"))
+    settings.indirectHemicubeResolution =
+        std::min(lightmap::GatherOptions{}.indirectHemicubeResolution, settings.hemicubeResolution);
+  settings.randomRotation = !m_noRotation;
+  if (!run.flags.given("--iterations") && run.flags.given("--tolerance"))
+    settings.maxIterations = kGatherToleranceIterationCap;
   lightmap::validateGatherOptions(settings);
-  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kGatherDefaultAtlasSize);
+  const lightmap::AtlasOptions atlasOptions = m_atlas.options(run.flags, lightmap::kDefaultGatherAtlasSize);
 
   const LightmapBakeInputs inputs = prepareLightmapBake(
-      options, atlasOptions, "gathering", [&](const scene::Scene& loaded) { lightmap::checkGatherScene(loaded); });
+      run, atlasOptions, "gathering", [&](const scene::Scene& loaded) { lightmap::checkGatherScene(loaded); });
   ProgressLine progress;
   const lightmap::GatherResult result =
       lightmap::solveGather(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
   progress.finish();
-  saveSolvedLightmap(inputs, result.lightmap, options.output);
+  saveSolvedLightmap(inputs, result.lightmap, run.output);
 
   printAtlasSummary(inputs);
   std::printf(
@@ -104,10 +132,8 @@ compare::MethodResult compareGather(const compare::MethodContext& context) {
 const Method kGatherMethod = {
     "gather",
     "texel lightmap, hemicube gathering",
-    {"--texel-density", "--atlas", "--refine-near-lights", "--iterations", "--tolerance", "--time-budget", "--layers",
-     "--no-rotation", "--hemicube", "--indirect-hemicube", "--seed"},
+    [] { return std::unique_ptr<BakeMethod>(std::make_unique<GatherBake>()); },
     false,
-    runGatherBake,
     {{"gather", "texel lightmap, GPU hemicube gathering with a multiplier map (Jacobi)", compareGather}}};
 
 }  // namespace ibrr::app

@@ -18,26 +18,62 @@
 namespace ibrr::app {
 namespace {
 
-// The IBRR bake's options from the command line (the generic ones are checked before any file is read).
-bake::BakeOptions ibrrBakeSettings(const BakeCommandOptions& options) {
-  bake::BakeOptions settings = options.bake;
-  if (options.splat == "box")
-    settings.splat = SplatKernel::Box;
-  else if (options.splat == "gauss")
-    settings.splat = SplatKernel::Gaussian;
-  else
-    throw Error("--splat '" + options.splat + "': choose box or gauss");
-  const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(options.warp);
-  if (!warp) throw Error("--warp '" + options.warp + "': choose auto, cpu or gpu");
-  settings.warp = *warp;
-  // --direct is shared with --method matrix, whose default is auto: here auto is BakeOptions' default (rays).
-  if (options.direct != "auto") {
-    const std::optional<bake::DirectLight> direct = bake::parseDirectLight(options.direct);
-    if (!direct) throw Error("--direct '" + options.direct + "' for --method ibrr: choose vpl, rays or auto (rays)");
-    settings.direct = *direct;
-  }
-  bake::validateBakeOptions(settings);
-  return settings;
+// The IBRR bake: its flags are BakeOptions' fields (bake/bake.hpp), checked by validateBakeOptions before any file is
+// read.
+class IbrrBake final : public BakeMethod {
+public:
+  void declareFlags(MethodFlags& flags) override;
+  void run(const BakeRun& run) override;
+
+private:
+  bake::BakeOptions m_settings;
+};
+
+void IbrrBake::declareFlags(MethodFlags& flags) {
+  bake::BakeOptions& b = m_settings;
+  flags.option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images");
+  flags.option("--indirect-ldc", b.indirectLdcResolution,
+               "R2: the VPLs after a bounce are warped into a coarser cube of R2 pixels per side, whose light every "
+               "layer of the store then adds (bilinear, the same plane); 0 or R: one level; negative: R/2");
+  flags.choice(
+      "--splat",
+      [&b](const std::string& value) {
+        if (value != "box" && value != "gauss") throw Error("--splat '" + value + "': choose box or gauss");
+        b.splat = value == "box" ? SplatKernel::Box : SplatKernel::Gaussian;
+      },
+      "box", "splat kernel: box (the paper's) or gauss");
+  flags.choice(
+      "--warp",
+      [&b](const std::string& value) {
+        const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(value);
+        if (!warp) throw Error("--warp '" + value + "': choose auto, cpu or gpu");
+        b.warp = *warp;
+      },
+      bake::warpDeviceName(b.warp),
+      "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (compute passes where a batch of "
+      "hemicubes was rendered, one small readback a batch) or auto (cpu: the faster one on llvmpipe and, so far "
+      "measured, on an NVIDIA GPU)");
+  flags.option("--gpu-batch", b.gpuBatchHemicubes,
+               "--warp gpu: hemicubes drawn into the atlas before they are warped, one readback a batch; 0: as many as "
+               "an eighth of the GPU's free memory holds, at most 256 (the store is the same for any)");
+  declareLightPathFlags(flags, b);
+  declareBiasCompensationFlags(flags, b);
+  flags.choice(
+      "--direct",
+      [&b](const std::string& value) {
+        const std::optional<bake::DirectLight> direct = value == "auto" ? bake::BakeOptions{}.direct
+                                                                        : bake::parseDirectLight(value);
+        if (!direct) throw Error("--direct '" + value + "' for --method ibrr: choose vpl, rays or auto (rays)");
+        b.direct = *direct;
+      },
+      "auto",
+      "vpl (the paper's: the VPLs on the lights render hemicubes) or rays (shadow rays to the lights from every "
+      "store layer, unclamped; hemicubes only after a bounce); auto = rays");
+  flags.option("--direct-points", b.directPoints,
+               "--direct rays: jittered points per store layer (a layer whose first 4 points agree, no penumbra and "
+               "under 2% apart, stops at 4)");
+  flags.option("--direct-samples", b.directSamples,
+               "--direct rays: shadow rays per point and emissive triangle (a point or spot light takes one)");
 }
 
 void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOptions& settings) {
@@ -125,14 +161,14 @@ void runDistributedBake(cluster::Cluster& cluster, const scene::Scene& scene, co
       t.compensationSeconds, writeSeconds, total > 0 ? 100.0 * (t.reduceSeconds + writeSeconds) / total : 0.0, total);
 }
 
-void runIbrrBake(const BakeRequest& request) {
-  const BakeCommandOptions& options = request.options;
+void IbrrBake::run(const BakeRun& run) {
   cluster::Cluster& cluster = cluster::Cluster::world();
-  if (options.output.empty()) throw Error("give the store file with -o FILE.ibrr");
-  checkOutputFile(options.output);  // before any work
-  const bake::BakeOptions settings = ibrrBakeSettings(options);
-  const scene::Scene scene = loadSceneArgument(options.scene);
-  checkOutputFile(options.output);  // and not one of the scene's files
+  if (run.output.empty()) throw Error("give the store file with -o FILE.ibrr");
+  checkOutputFile(run.output);  // before any work
+  const bake::BakeOptions settings = m_settings;
+  bake::validateBakeOptions(settings);
+  const scene::Scene scene = loadSceneArgument(run.scene);
+  checkOutputFile(run.output);  // and not one of the scene's files
   if (!scene.hasLights())
     throw Error(scene.sourcePath.string() +
                 ": the scene has no emitters or lights to bake; add an emissive material "
@@ -141,11 +177,11 @@ void runIbrrBake(const BakeRequest& request) {
   const auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, cluster.localRank());
   info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
        context->info().renderer);
-  if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, options.output);
+  if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, run.output);
   ProgressLine progress;
   const bake::BakeResult result = bake::bakeStore(scene, settings, progress);
   progress.finish();
-  bake::writeStoreFile(result.store, options.output);
+  bake::writeStoreFile(result.store, run.output);
   printIbrrBakeSummary(result, settings);
 }
 
@@ -255,11 +291,8 @@ nlohmann::json bakeSettingsJson(const bake::BakeOptions& bake) {
 const Method kIbrrMethod = {
     "ibrr",
     "the LDC store",
-    {"--paths", "--max-bounces", "--clamp", "--ldc", "--splat", "--warp", "--gpu-batch", "--bias-compensation",
-     "--bias-rays", "--bias-passes", "--direct", "--direct-points", "--direct-samples", "--indirect-ldc", "--hemicube",
-     "--indirect-hemicube", "--seed"},
+    [] { return std::unique_ptr<BakeMethod>(std::make_unique<IbrrBake>()); },
     true,
-    runIbrrBake,
     {{"ibrr",
       "image-based radiosity representation: the direct light by shadow rays per layer, the bounces' VPL hemicubes "
       "warped into a layered depth cube at R/2, the clamp's bias compensated per layer",

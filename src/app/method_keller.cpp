@@ -40,9 +40,8 @@ compare::MethodResult compareKeller(const compare::MethodContext& context, bool 
 const Method kKellerMethod = {
     "keller",
     "instant radiosity, the VPLs lit every frame",
-    {},
-    false,
     nullptr,
+    false,
     {{"keller",
       "instant radiosity: every VPL shaded per frame with a shadow hemicube, the clamp's bias compensated per pixel",
       [](const compare::MethodContext& context) { return compareKeller(context, true); }},

@@ -4,6 +4,7 @@
 #include "app/cli_support.hpp"
 #include "app/methods.hpp"
 #include "compare/method_run.hpp"
+#include "lightmap/matrix.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -15,28 +16,69 @@
 namespace ibrr::app {
 namespace {
 
-void runMatrixBake(const BakeRequest& request) {
-  const CLI::App& command = request.command;
-  const BakeCommandOptions& options = request.options;
-  checkLightmapOutputs(options);
-  if (!options.saveMatrix.empty()) {
-    checkOutputFile(options.saveMatrix);
-    if (std::filesystem::path(options.saveMatrix) == std::filesystem::path(options.output))
-      throw Error("--save-matrix " + options.saveMatrix + ": give a file other than the lightmap (-o)");
-  }
-  lightmap::MatrixOptions settings = options.matrix;
-  if (given(command, "--hemicube")) settings.hemicubeResolution = options.bake.hemicubeResolution;
-  if (given(command, "--layers")) settings.layersPerBatch = options.gather.layersPerBatch;
-  if (given(command, "--seed")) settings.seed = options.bake.seed;
-  settings.direct = lightmap::parseMatrixDirect(options.direct);
-  settings.storage = lightmap::parseMatrixStorage(options.storage);
-  settings.reorder = lightmap::parseMatrixReorder(options.reorder);
+// The form-factor matrix's bake: its flags are its MatrixOptions' fields and the atlas's.
+class MatrixBake final : public BakeMethod {
+public:
+  void declareFlags(MethodFlags& flags) override;
+  void run(const BakeRun& run) override;
+
+private:
+  lightmap::MatrixOptions m_settings;
+  AtlasFlags m_atlas;
+  std::string m_saveMatrix;
+};
+
+void MatrixBake::declareFlags(MethodFlags& flags) {
+  m_atlas.declare(flags, lightmap::kDefaultMatrixAtlasSize, false);
+  flags.option("--hemicube", m_settings.hemicubeResolution, "H of the form-factor hemicubes");
+  flags.option("--layers", m_settings.layersPerBatch,
+               "hemicubes per instanced draw (texture-array layers); 0 = automatic (a 96 MiB array on a GPU, 4 MiB on "
+               "llvmpipe)");
+  flags.option("--seed", m_settings.seed, "seed of the hemicubes' rotations and the light samples");
+  flags.option("--bounces", m_settings.bounces,
+               "k of the k-bounce matrix N_k = T + ... + T^k (with --direct rays, paths of up to k+1 bounces), [1, 64]");
+  flags.choice(
+      "--direct", [this](const std::string& value) { m_settings.direct = lightmap::parseMatrixDirect(value); },
+      lightmap::matrixDirectName(m_settings.direct),
+      "the emission vector: rays (direct light by shadow rays to the lights, which can then move), matrix (emitters "
+      "are patches; lights fixed) or auto (rays unless every surface emits)");
+  flags.option("--light-samples", m_settings.lightSamples, "shadow rays per patch and light, [1, 65536]");
+  flags.option("--max-patches", m_settings.maxPatches,
+               "refuse atlases with more valid texels (the dense matrix takes 12·n² bytes)");
+  flags.choice(
+      "--storage", [this](const std::string& value) { m_settings.storage = lightmap::parseMatrixStorage(value); },
+      lightmap::matrixStorageName(m_settings.storage),
+      "what relights: dense (3 × n² floats) or compressed (exact top entries + a BC1 texture of the log-mapped rest, "
+      "~10x smaller)");
+  flags.option("--exact-fraction", m_settings.exactFraction,
+               "compressed: the top fraction of each row and channel kept exact, [0, 1]");
+  flags.option("--log-range", m_settings.logRange,
+               "compressed: R, the natural-log range below each row's maximum that the 8-bit log mapping covers, "
+               "(0, 64]");
+  flags.choice(
+      "--reorder", [this](const std::string& value) { m_settings.reorder = lightmap::parseMatrixReorder(value); },
+      lightmap::matrixReorderName(m_settings.reorder),
+      "compressed: none, rows or rows-columns (nearest-neighbour chains before BC1 blocking)");
+  flags.option("--save-matrix", m_saveMatrix,
+               "also write the matrix with its patch mapping to FILE (e.g. cornell.ffmatrix; dense storage saves N_k, "
+               "compressed only the compressed form) for 'ibrr render --matrix FILE --move-light ...' and 'ibrr view "
+               "--matrix FILE'");
+}
+
+void MatrixBake::run(const BakeRun& run) {
+  checkLightmapOutputs(run.output, m_saveMatrix);
+  if (!m_saveMatrix.empty() && std::filesystem::path(m_saveMatrix) == std::filesystem::path(run.output))
+    throw Error("--save-matrix " + m_saveMatrix + ": give a file other than the lightmap (-o)");
+  const lightmap::MatrixOptions settings = m_settings;
   lightmap::validateMatrixOptions(settings);
-  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kMatrixDefaultAtlasSize);
+  const lightmap::AtlasOptions atlasOptions = m_atlas.options(run.flags, lightmap::kDefaultMatrixAtlasSize);
+  const std::string& saveMatrix = m_saveMatrix;
 
   const LightmapBakeInputs inputs =
-      prepareLightmapBake(options, atlasOptions, "form-factor matrix of",
-                          [&](const scene::Scene& loaded) { lightmap::checkMatrixScene(loaded, settings.direct); });
+      prepareLightmapBake(run, atlasOptions, "form-factor matrix of", [&](const scene::Scene& loaded) {
+        lightmap::checkMatrixScene(loaded, settings.direct);
+        checkLightmapOutputs(run.output, saveMatrix);  // none of the outputs is one of the scene's files
+      });
   ProgressLine progress;
   lightmap::MatrixResult result = lightmap::solveMatrix(inputs.scene, inputs.atlas, inputs.patches, settings, progress);
   progress.finish();
@@ -45,15 +87,15 @@ void runMatrixBake(const BakeRequest& request) {
   solution.atlasOptions = atlasOptions;  // `ibrr render --matrix` rebuilds the atlas from these
   double saveSeconds = 0.0;
   OutputSet outputs;  // the matrix and the lightmap are written all or none
-  if (!options.saveMatrix.empty()) {
+  if (!saveMatrix.empty()) {
     const Stopwatch saving;
     // Dense storage keeps N_k; compressed keeps only the compressed form (what a relight reads).
-    lightmap::stageMatrix(outputs, options.saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
+    lightmap::stageMatrix(outputs, saveMatrix, solution, settings.storage == lightmap::MatrixStorage::Dense);
     saveSeconds = saving.seconds();
   }
-  stageSolvedLightmap(outputs, inputs, result.lightmap, options.output);
+  stageSolvedLightmap(outputs, inputs, result.lightmap, run.output);
   outputs.commit();
-  std::printf("wrote %s\n", options.output.c_str());
+  std::printf("wrote %s\n", run.output.c_str());
 
   const std::vector<lightmap::MatrixLight> lights = lightmap::matrixLights(inputs.scene);
   glm::dvec3 mean(0.0);
@@ -64,9 +106,9 @@ void runMatrixBake(const BakeRequest& request) {
       area += double(inputs.patches.area[t]);
     }
   mean /= std::max(area, 1e-30);
-  if (!options.saveMatrix.empty())
-    std::printf("wrote %s (%.1f MB, %.2f s)\n", options.saveMatrix.c_str(),
-                double(std::filesystem::file_size(options.saveMatrix)) * 1e-6, saveSeconds);
+  if (!saveMatrix.empty())
+    std::printf("wrote %s (%.1f MB, %.2f s)\n", saveMatrix.c_str(),
+                double(std::filesystem::file_size(saveMatrix)) * 1e-6, saveSeconds);
   printAtlasSummary(inputs, "patches (valid texels)");
   std::printf("matrix           N_k, k = %d bounces, H = %d; direct light by %s; %s: %.1f MB", settings.bounces,
               settings.hemicubeResolution, lightmap::matrixDirectName(solution.direct),
@@ -150,10 +192,8 @@ compare::MethodResult compareMatrix(const compare::MethodContext& context) {
 const Method kMatrixMethod = {
     "matrix",
     "texel lightmap, k-bounce form-factor matrix; lights can be moved later",
-    {"--texel-density", "--atlas", "--hemicube", "--layers", "--seed", "--bounces", "--direct", "--light-samples",
-     "--max-patches", "--storage", "--exact-fraction", "--log-range", "--reorder", "--save-matrix"},
+    [] { return std::unique_ptr<BakeMethod>(std::make_unique<MatrixBake>()); },
     false,
-    runMatrixBake,
     {{"matrix", "texel lightmap, k-bounce form-factor matrix (one GPU matrix-vector product per relight)",
       compareMatrix}}};
 

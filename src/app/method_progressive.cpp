@@ -3,6 +3,7 @@
 #include "app/cli_support.hpp"
 #include "app/methods.hpp"
 #include "compare/method_run.hpp"
+#include "lightmap/progressive.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -17,42 +18,81 @@ namespace {
 const std::vector<std::string> kAdaptiveOnlyFlags = {"--max-depth",  "--leaf-texels", "--split-gradient",
                                                      "--max-texels", "--split-every", "--leaf-borders"};
 
-void runProgressiveBake(const BakeRequest& request) {
-  const CLI::App& command = request.command;
-  const BakeCommandOptions& options = request.options;
-  checkLightmapOutputs(options);
-  lightmap::ProgressiveOptions settings = options.progressive;
-  settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
-  if (options.adaptive) {
-    lightmap::validateQuadtreeOptions(options.quadtree);
-    settings.adaptive = options.quadtree;
-    if (!given(command, "--cluster")) settings.clusterTexels = lightmap::kAdaptiveDefaultClusterRoots;
+// Progressive refinement's bake: its flags are its ProgressiveOptions' fields, the quadtree's (--adaptive) and the
+// atlas's.
+class ProgressiveBake final : public BakeMethod {
+public:
+  void declareFlags(MethodFlags& flags) override;
+  void run(const BakeRun& run) override;
+
+private:
+  lightmap::ProgressiveOptions m_settings;
+  lightmap::QuadtreeOptions m_quadtree;
+  AtlasFlags m_atlas;
+  bool m_adaptive = false;
+};
+
+// The default atlas side of progressive refinement (README, "Progressive refinement").
+constexpr int kProgressiveDefaultAtlasSize = 256;
+
+void ProgressiveBake::declareFlags(MethodFlags& flags) {
+  m_atlas.declare(flags, kProgressiveDefaultAtlasSize, true);
+  flags.option("--time-budget", m_settings.timeBudgetSeconds, "stop after the shot that ends past S seconds");
+  declareShootingFlags(flags, m_settings.clusterTexels, m_settings.emitterClusterTexels,
+                       m_settings.hemisphereResolution, m_settings.maxEdgeFraction);
+  flags.option("--residual", m_settings.residualFraction,
+               "stop when the unshot power falls below this fraction of the emitted power");
+  flags.option("--shots", m_settings.maxShots, "stop after N shots (0 = no limit)");
+  flags.toggle("--adaptive", m_adaptive,
+               "adaptive subdivision (GPU Gems 2 §39.3): every chart the root of quadtrees whose leaves of k×k texels "
+               "split in four where the radiosity's second difference is large; --atlas then sizes the roots "
+               "(default " + std::to_string(lightmap::kAdaptiveDefaultRootAtlas) + "), --cluster counts roots (default " +
+                   std::to_string(lightmap::kAdaptiveDefaultClusterRoots) + ")");
+  flags.option("--max-depth", m_quadtree.depth, "--adaptive: levels of splitting below the roots, [1, 6]");
+  flags.option("--leaf-texels", m_quadtree.leafElements, "--adaptive: a leaf holds k×k texels, [1, 32]");
+  flags.option("--split-gradient", m_quadtree.splitThreshold,
+               "--adaptive: split a leaf where a texel's radiance differs from the line through its neighbours by "
+               "more than this fraction of the local radiance (|l₋ − 2l + l₊| / max l)");
+  flags.option("--max-texels", m_quadtree.maxElements, "--adaptive: the texel budget; no split beyond it (0 = none)");
+  flags.option("--split-every", m_settings.splitEveryShots, "--adaptive: test the leaves after every N shots");
+  flags.toggle("--leaf-borders", m_settings.drawLeafBorders,
+               "--adaptive: darken the leaves' borders in the lightmap (a picture of the subdivision)");
+}
+
+void ProgressiveBake::run(const BakeRun& run) {
+  checkLightmapOutputs(run.output);
+  lightmap::ProgressiveOptions settings = m_settings;
+  if (m_adaptive) {
+    lightmap::validateQuadtreeOptions(m_quadtree);
+    settings.adaptive = m_quadtree;
+    if (!run.flags.given("--cluster")) settings.clusterTexels = lightmap::kAdaptiveDefaultClusterRoots;
   } else {
     for (const std::string& flag : kAdaptiveOnlyFlags)
-      if (given(command, flag))
+      if (run.flags.given(flag))
         throw CLI::ValidationError(flag + " is a setting of adaptive subdivision: add --adaptive");
   }
   lightmap::validateProgressiveOptions(settings);
-  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(
-      command, options, options.adaptive ? lightmap::kAdaptiveDefaultRootAtlas : kProgressiveDefaultAtlasSize);
+  const lightmap::AtlasOptions atlasOptions =
+      m_atlas.options(run.flags, m_adaptive ? lightmap::kAdaptiveDefaultRootAtlas : kProgressiveDefaultAtlasSize);
+  const bool adaptive = m_adaptive;
 
   const LightmapBakeInputs inputs = prepareLightmapBake(
-      options, atlasOptions, "progressive refinement of",
+      run, atlasOptions, "progressive refinement of",
       [&](const scene::Scene& loaded) { lightmap::checkProgressiveScene(loaded); }, settings.adaptive.depth);
   ProgressLine progress;
   const lightmap::ProgressiveResult result =
       lightmap::solveProgressive(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
   progress.finish();
-  saveSolvedLightmap(inputs, result.lightmap, options.output);
+  saveSolvedLightmap(inputs, result.lightmap, run.output);
 
   const lightmap::ProgressiveCheckpoint& end = result.checkpoints.back();
   printAtlasSummary(inputs);
   std::printf(
       "shooters         %zu (blocks of %d² %s, %d² on emitters); visibility: %zu triangles tessellated "
       "into %zu, hemisphere %d²\n",
-      result.clusters, settings.clusterTexels, options.adaptive ? "roots" : "texels", settings.emitterClusterTexels,
+      result.clusters, settings.clusterTexels, adaptive ? "roots" : "texels", settings.emitterClusterTexels,
       result.sceneTriangles, result.visibilityTriangles, settings.hemisphereResolution);
-  if (options.adaptive)
+  if (adaptive)
     std::printf(
         "adaptive         %zu radiosity texels (%.1f%% of the finest level's %zu) in %zu leaves of %d² texels, "
         "%zu leaf splits (%.2f s), roots %d² atlas texels\n",
@@ -147,11 +187,8 @@ compare::MethodResult compareProgressive(const compare::MethodContext& context, 
 const Method kProgressiveMethod = {
     "progressive",
     "texel lightmap, progressive refinement",
-    {"--texel-density", "--atlas", "--refine-near-lights", "--time-budget", "--hemisphere", "--max-edge", "--cluster",
-     "--emitter-cluster", "--residual", "--shots", "--adaptive", "--max-depth", "--leaf-texels", "--split-gradient",
-     "--max-texels", "--split-every", "--leaf-borders"},
+    [] { return std::unique_ptr<BakeMethod>(std::make_unique<ProgressiveBake>()); },
     false,
-    runProgressiveBake,
     {{"progressive", "texel lightmap, GPU progressive refinement radiosity (hemispherical projection)",
       [](const compare::MethodContext& context) { return compareProgressive(context, false); }},
      {"progressive-adaptive",

@@ -3,6 +3,7 @@
 #include "app/cli_support.hpp"
 #include "app/methods.hpp"
 #include "compare/method_run.hpp"
+#include "lightmap/stochastic.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
 #include "util/progress.hpp"
@@ -13,43 +14,56 @@
 namespace ibrr::app {
 namespace {
 
-void runStochasticBake(const BakeRequest& request) {
-  const CLI::App& command = request.command;
-  const BakeCommandOptions& options = request.options;
-  checkLightmapOutputs(options);
-  lightmap::StochasticOptions settings = options.stochastic;
-  settings.hemisphereResolution =
-      given(command, "--hemisphere") ? options.progressive.hemisphereResolution : settings.hemisphereResolution;
-  settings.maxEdgeFraction =
-      given(command, "--max-edge") ? options.progressive.maxEdgeFraction : settings.maxEdgeFraction;
-  if (given(command, "--cluster")) settings.clusterTexels = options.progressive.clusterTexels;
-  if (given(command, "--emitter-cluster")) settings.emitterClusterTexels = options.progressive.emitterClusterTexels;
-  if (given(command, "--iterations")) {
-    if (options.gather.maxIterations < 0)
-      throw Error("--iterations " + std::to_string(options.gather.maxIterations) + ": give iterations m ≥ 0");
-    settings.iterations = std::uint64_t(options.gather.maxIterations);
+// Stochastic iteration's bake: its flags are its StochasticOptions' fields and the atlas's.
+class StochasticBake final : public BakeMethod {
+public:
+  void declareFlags(MethodFlags& flags) override {
+    m_atlas.declare(flags, lightmap::kDefaultStochasticAtlasSize, true);
+    flags.option("--time-budget", m_settings.timeBudgetSeconds, "stop after the iteration that ends past S seconds");
+    flags.option("--iterations", m_settings.iterations, "iterations m (with --time-budget alone, until it ends)");
+    flags.option("--seed", m_settings.seed, "seed of the shooters' selection and the ray bundles");
+    declareShootingFlags(flags, m_settings.clusterTexels, m_settings.emitterClusterTexels,
+                         m_settings.hemisphereResolution, m_settings.maxEdgeFraction);
+    flags.option("--shooters", m_settings.shootersPerIteration,
+                 "shooting texels per iteration, batched into one update pass, [1, 64]");
+    flags.choice(
+        "--shoot",
+        [this](const std::string& value) {
+          if (value == "iterate")
+            m_settings.shootFrom = lightmap::StochasticShootFrom::LastIterate;
+          else if (value == "average")
+            m_settings.shootFrom = lightmap::StochasticShootFrom::RunningAverage;
+          else
+            throw Error("--shoot '" + value + "': choose iterate (the last iterate) or average (the paper's)");
+        },
+        "iterate",
+        "what the shooters carry: iterate (the last iterate, then averaged: error falls as 1/√m) or average (the "
+        "running average, the paper's eq. 2: slower when albedos are high)");
   }
-  if (given(command, "--seed")) settings.seed = options.bake.seed;
-  settings.timeBudgetSeconds = options.gather.timeBudgetSeconds;
+  void run(const BakeRun& run) override;
+
+private:
+  lightmap::StochasticOptions m_settings;
+  AtlasFlags m_atlas;
+};
+
+void StochasticBake::run(const BakeRun& run) {
+  checkLightmapOutputs(run.output);
+  lightmap::StochasticOptions settings = m_settings;
   // --time-budget alone: iterate until it ends.
-  if (given(command, "--time-budget") && !given(command, "--iterations")) settings.iterations = 0;
-  if (options.shootFrom == "iterate")
-    settings.shootFrom = lightmap::StochasticShootFrom::LastIterate;
-  else if (options.shootFrom == "average")
-    settings.shootFrom = lightmap::StochasticShootFrom::RunningAverage;
-  else
-    throw Error("--shoot '" + options.shootFrom + "': choose iterate (the last iterate) or average (the paper's)");
+  if (run.flags.given("--time-budget") && !run.flags.given("--iterations")) settings.iterations = 0;
   lightmap::validateStochasticOptions(settings);
-  const lightmap::AtlasOptions atlasOptions = atlasOptionsFrom(command, options, kStochasticDefaultAtlasSize);
+  const lightmap::AtlasOptions atlasOptions = m_atlas.options(run.flags, lightmap::kDefaultStochasticAtlasSize);
+  const bool fromIterate = settings.shootFrom == lightmap::StochasticShootFrom::LastIterate;
 
   const LightmapBakeInputs inputs = prepareLightmapBake(
-      options, atlasOptions, "stochastic iteration of",
+      run, atlasOptions, "stochastic iteration of",
       [&](const scene::Scene& loaded) { lightmap::checkStochasticScene(loaded); });
   ProgressLine progress;
   const lightmap::StochasticResult result =
       lightmap::solveStochastic(inputs.scene, inputs.atlas, inputs.patches, settings, {}, progress);
   progress.finish();
-  saveSolvedLightmap(inputs, result.lightmap, options.output);
+  saveSolvedLightmap(inputs, result.lightmap, run.output);
 
   const lightmap::StochasticCheckpoint& end = result.checkpoints.back();
   const double iterations = double(std::max<std::uint64_t>(result.iterations, 1));
@@ -57,7 +71,7 @@ void runStochasticBake(const BakeRequest& request) {
   std::printf(
       "shooters         %d per iteration from the %s, drawn on a %d-level sum pyramid; visibility: %zu "
       "triangles tessellated into %zu, hemisphere %d²\n",
-      settings.shootersPerIteration, options.shootFrom == "iterate" ? "last iterate" : "running average",
+      settings.shootersPerIteration, fromIterate ? "last iterate" : "running average",
       result.pyramidLevels, result.sceneTriangles, result.visibilityTriangles, settings.hemisphereResolution);
   std::printf(
       "iterations       %llu (stopped by %s, seed %u), %.2f ms per iteration (selection %.3f ms), %.2f ms per "
@@ -129,10 +143,8 @@ compare::MethodResult compareStochastic(const compare::MethodContext& context) {
 const Method kStochasticMethod = {
     "stochastic",
     "texel lightmap, stochastic iteration",
-    {"--texel-density", "--atlas", "--refine-near-lights", "--time-budget", "--iterations", "--seed", "--hemisphere",
-     "--max-edge", "--cluster", "--emitter-cluster", "--shooters", "--shoot"},
+    [] { return std::unique_ptr<BakeMethod>(std::make_unique<StochasticBake>()); },
     false,
-    runStochasticBake,
     {{"stochastic", "texel lightmap, GPU stochastic iteration radiosity (perspective ray-bundle shooting)",
       compareStochastic}}};
 

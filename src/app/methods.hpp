@@ -1,12 +1,13 @@
 #pragma once
-// The table of methods: one row each, defined in the method's own file (method_NAME.cpp), read by
-// `ibrr bake` (--method, its flags, mpirun) and `ibrr compare` (--methods, the report's rows). Adding a method
-// is one new file and one row in methods.cpp.
+// The table of methods: one row each, defined in the method's own file (method_NAME.cpp) with its bake and its
+// flags, read by `ibrr bake` (--method, the flags, mpirun) and `ibrr compare` (--methods, the report's rows).
+// Adding a method is one new file and one row in methods.cpp.
 #include "app/bake_command.hpp"
 #include "compare/compare.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -16,12 +17,10 @@ namespace ibrr::app {
 struct Method {
   std::string_view name;
   std::string_view summary;  // what it makes, for --help
-  // Its bake: the flags of `ibrr bake` it reads (any other method's flag given with it is refused, naming the
-  // methods that read it), whether mpirun may split it over ranks, and its run; null for a method with
-  // nothing to precompute (Keller's), which `ibrr bake --method` refuses.
-  std::vector<std::string_view> reads;
+  // Its bake, made once per `ibrr bake` (its flags, its run); null for a method with nothing to precompute (Keller's),
+  // which `ibrr bake --method` refuses. `distributed`: mpirun may split it over ranks.
+  std::unique_ptr<BakeMethod> (*makeBake)() = nullptr;
   bool distributed = false;
-  void (*bake)(const BakeRequest& request) = nullptr;
   // Its entries in `ibrr compare`, in the report's order (e.g. with and without the bias compensation).
   std::vector<compare::MethodRunner> comparisons;
 };

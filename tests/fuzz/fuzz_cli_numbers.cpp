@@ -1,13 +1,16 @@
-// The command line's numeric parsing (app/cli_support.hpp): parseImageSize ("WxH") and the
-// finiteNumber() check that every floating-point flag carries, alone and as CLI11 applies it to a
-// float option. The first byte picks which (its value mod 3); the rest is the argument's text.
+// The command line's numeric parsing (app/cli_support.hpp, app/method_flags.hpp): parseImageSize ("WxH"), the
+// finiteNumber() check that every floating-point flag of render and view carries, alone and as CLI11 applies it to
+// a float option, and a method's whole-number flag (MethodFlags::option, as `ibrr bake --paths TEXT` reads it). The
+// first byte picks which (its value mod 4); the rest is the argument's text.
 //
 // Properties: a size that parses lies in [1, 16384]² and reads back from its own "WxH"; a number
 // finiteNumber() accepts parses whole, as a finite double; a float flag that passes the check holds
-// a finite float.
+// a finite float; a whole-number flag takes no sign and holds the number its text reads (CLI11's strtoull
+// wrapped "-3" to 2^64 − 3).
 #include "fuzz_support.hpp"
 
 #include "app/cli_support.hpp"
+#include "app/method_flags.hpp"
 #include "util/error.hpp"
 
 #include <charconv>
@@ -51,6 +54,18 @@ void floatFlag(const std::string& text) {
   if (!std::isfinite(value)) std::abort();
 }
 
+// As `ibrr bake --paths TEXT` reads it: a method's unsigned flag.
+void wholeNumberFlag(const std::string& text) {
+  app::MethodFlags flags;
+  std::uint64_t value = 7;
+  flags.option("--paths", value, "light paths");
+  if (!flags.declared().front().assign(text)) return;  // refused: fine
+  if (text.find('-') != std::string::npos) std::abort();
+  std::uint64_t again = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), again);
+  if (error == std::errc() && end == text.data() + text.size() && again != value) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -61,15 +76,18 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string text(fuzz::asText(data + 1, size - 1));
-  switch (data[0] % 3) {
+  switch (data[0] % 4) {
     case 0:
       imageSize(text);
       break;
     case 1:
       finiteCheck(text);
       break;
-    default:
+    case 2:
       floatFlag(text);
+      break;
+    default:
+      wholeNumberFlag(text);
       break;
   }
   return 0;
