@@ -1,6 +1,6 @@
 // The `ibrr` command line: help, info and render, and every kind of bad input giving one line,
 // a non-zero exit and an untouched output file.
-#include "display/render_methods.hpp"
+#include "app/methods.hpp"
 #include "test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -141,8 +141,8 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
                    {"normal", "--lightmap", "x.lightmap", "--method lightmap reads it"},
                    {"emission", "--reconstruct", "cpu", "--method ibrr reads it"},
                    {"lightmap", "--store", "x.ibrr", "--method ibrr reads it"}};
-    for (const display::RenderMethod& method : display::renderMethods())
-      CHECK(std::any_of(std::begin(foreign), std::end(foreign), [&](const auto& row) { return row.method == method.name; }));
+    for (const display::RenderMethod* method : app::renderMethods())
+      CHECK(std::any_of(std::begin(foreign), std::end(foreign), [&](const auto& row) { return row.method == method->name; }));
     for (const auto& row : foreign)
       expectCleanFailure({"render", "cornell", "--method", row.method, row.flag, row.value, "-o", output.string()},
                          {std::string(row.flag) + " is not a setting of --method " + row.method, row.readers}, output);

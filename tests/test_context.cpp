@@ -109,7 +109,7 @@ TEST_CASE("a GLFW window gives OpenGL 4.5 core and renders the Cornell box like 
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const display::RenderSettings settings;
   const Image image =
-      display::findRenderMethod("albedo").render({scene, scene.camera(""), 64, 64, settings}).image;
+      display::renderOnce(display::makeAlbedoPass, {scene, scene.camera(""), 64, 64, settings}).image;
   const Image expected = test::rayCast(scene, scene.camera(""), 64, 64, test::CastProperty::Albedo);
   const test::ImageComparison comparison =
       test::compareImages(image, expected, 1e-3f, 0.03, test::outputDir("window_albedo"), "window_albedo");

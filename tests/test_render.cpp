@@ -1,5 +1,6 @@
 // G-buffer views of the Cornell box against a CPU ray caster and the box's known layout.
 #include "display/gbuffer.hpp"
+#include "app/methods.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/shader.hpp"
 #include "gpu/supersample.hpp"
@@ -34,12 +35,12 @@ TEST_CASE("albedo render of the Cornell camera: red wall left, green wall right,
   const scene::Camera& camera = scene.camera("cornell");
   const int size = 128;
   const Image image =
-      display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings}).image;
+      app::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings}).image;
   // Given the scene's geometry already on the GPU (as the viewer and ibrr compare share theirs), the method
   // uploads nothing and draws the same picture.
   const gpu::SceneRenderer geometry(scene);
   const std::uint64_t uploads = gpu::SceneRenderer::uploads();
-  CHECK(display::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings, &geometry}).image.pixels ==
+  CHECK(app::findRenderMethod("albedo").render({scene, camera, size, size, kNoSettings, &geometry}).image.pixels ==
         image.pixels);
   CHECK(gpu::SceneRenderer::uploads() == uploads);
   const glm::vec3 red(0.63f, 0.065f, 0.05f), green(0.14f, 0.45f, 0.091f), white(0.725f, 0.71f, 0.68f);
@@ -60,7 +61,7 @@ TEST_CASE("emission view shows the light's radiance and nothing else", "[gpu][re
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const Image image =
-      display::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
+      app::findRenderMethod("emission").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   int lightPixels = 0;
   for (const glm::vec3& pixel : image.pixels) {
     if (pixel == glm::vec3(0.0f)) continue;
@@ -82,7 +83,7 @@ TEST_CASE("normal view: floor up, back wall towards the camera, red wall towards
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   const Image image =
-      display::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
+      app::findRenderMethod("normal").render({scene, scene.camera(""), 96, 96, kNoSettings}).image;
   auto decoded = [](const glm::vec3& encoded) { return 2.0f * encoded - 1.0f; };
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.93f, 0.97f)), glm::vec3(0, 1, 0), 1e-3f)));
   CHECK(glm::all(glm::epsilonEqual(decoded(meanOver(image, 0.45f, 0.55f, 0.3f, 0.4f)), glm::vec3(0, 0, -1), 1e-3f)));
@@ -107,7 +108,7 @@ TEST_CASE("supersampling by N takes N² samples a pixel on a rotated grid: an ed
   // put two at 4.25 and two at 4.75, 0.5 covered); 4 + (k + ½)/16 at N = 4. Those right of 4.3 see the quad.
   const std::pair<int, float> expected[] = {{1, 1.0f}, {2, 0.75f}, {4, 11.0f / 16.0f}};
   for (const auto& [n, edgeColumn] : expected) {
-    display::RenderOutput output = display::findRenderMethod("albedo").render(
+    display::RenderOutput output = app::findRenderMethod("albedo").render(
         {scene, camera, size * n, size * n, kNoSettings, nullptr, n});
     const Image image = resolveSupersampled(output.image, n);
     INFO("N = " << n);
@@ -141,6 +142,6 @@ TEST_CASE("a supersampled frame's tiles filter the albedo textures over a sample
 }
 
 TEST_CASE("the render-method table refuses unknown names with the list", "[render]") {
-  CHECK(display::findRenderMethod("albedo").name == "albedo");
-  CHECK_THROWS_WITH(display::findRenderMethod("albdeo"), Catch::Contains("ibrr, keller, albedo, normal, emission"));
+  CHECK(app::findRenderMethod("albedo").name == "albedo");
+  CHECK_THROWS_WITH(app::findRenderMethod("albdeo"), Catch::Contains("ibrr, keller, albedo, normal, emission"));
 }

@@ -1,7 +1,7 @@
 // `ibrr view`: the script format, screenshot naming, bad input, and (under xvfb-run, tag
 // [.view_window]) scripted runs whose screenshots must equal `ibrr render` of the same camera,
 // store and reconstruction path.
-#include "display/render_methods.hpp"
+#include "app/methods.hpp"
 #include "ibrr/store_file.hpp"
 #include "scene/load.hpp"
 #include "test_support.hpp"
@@ -549,7 +549,8 @@ TEST_CASE("ibrr view --offscreen draws every method of the table exactly as ibrr
   const std::string store = tinyCornellStore("view_every_method").string();
   test::writeText(folder / "script.json", R"({"keyframes": [{"frame": 0, "camera": "cornell"}],
       "screenshots": [{"frame": 0, "name": "frame"}]})");
-  for (const display::RenderMethod& method : display::renderMethods()) {
+  for (const display::RenderMethod* shown : app::renderMethods()) {
+    const display::RenderMethod& method = *shown;
     const std::string name(method.name);
     INFO(name);
     // What each method's inputs are given as, on both commands.

@@ -5,6 +5,7 @@
 // and the picture draws the moved lights where they went.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "app/methods.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
 #include "ibrr/store_file.hpp"
@@ -70,18 +71,25 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
   return camera;
 }
 
-// The method the flags ask for: --method, else the one the given file implies, else the albedo view.
-std::string renderMethodName(const RenderOptions& options) {
+// The view shown when neither --method nor a flag of one method is given.
+constexpr const char* kDefaultRenderMethod = "albedo";
+
+// The method the flags ask for: --method, else the method of the input given (one that needs a file and reads a flag
+// given: --store is ibrr's, --lightmap and --matrix the lightmap's), else the albedo view.
+std::string renderMethodName(const CLI::App& command, const RenderOptions& options) {
   if (!options.method.empty()) return options.method;
-  if (!options.lightmap.empty() || !options.matrix.empty() || !options.moveLight.empty()) return "lightmap";
-  return options.store.empty() ? "albedo" : "ibrr";
+  for (const display::RenderMethod* method : renderMethods())
+    if (method->needsStore || method->needsLightmap)
+      for (const std::string_view flag : method->reads)
+        if (command.get_option(std::string(flag))->count() > 0) return std::string(method->name);
+  return kDefaultRenderMethod;
 }
 
 // Refuses a flag that another method of the table reads and the chosen one does not (--filter for a lightmap, Keller's
 // light paths for a store), naming the methods that read it: it would be ignored without a word.
 void refuseFlagsNotRead(const CLI::App& command, const std::string& methodName) {
   std::vector<FlagReader> readers;
-  for (const display::RenderMethod& method : display::renderMethods()) readers.push_back({method.name, method.reads});
+  for (const display::RenderMethod* method : renderMethods()) readers.push_back({method->name, method->reads});
   app::refuseFlagsNotRead(command, methodName, readers);
 }
 
@@ -146,16 +154,15 @@ void printRelightSummary(const std::string& matrixFile, const lightmap::MatrixSo
       timing.directMs, timing.productMs, timing.transferMs);
 }
 
-void runRender(const RenderOptions& options) {
+void runRender(const CLI::App& command, const RenderOptions& options) {
   const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
-  const std::string methodName = renderMethodName(options);
-  const display::RenderMethod& method = display::findRenderMethod(methodName);
+  const std::string methodName = renderMethodName(command, options);
+  const display::RenderMethod& method = findRenderMethod(methodName);
   checkRenderArguments(options, methodName, method);
   display::RenderSettings settings;
   settings.reconstruction = reconstructionOptions(options);
   settings.cpuReconstruction = options.reconstruct == "cpu";
   settings.vplOptions = options.vplOptions;
-  if (methodName == "keller") bake::validateBakeOptions(settings.vplOptions);
 
   const scene::Scene scene = loadSceneArgument(options.scene);
   const scene::Camera camera = chooseCamera(scene, options);
@@ -247,7 +254,7 @@ void addRenderCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand("render", "Render one view of a scene headless to PNG, EXR or PFM");
   addSceneArgument(*command, options->scene);
   command->add_option("--method,--view", options->method,
-                      "what to render: " + display::renderMethodNames() +
+                      "what to render: " + renderMethodNames() +
                           " (default: ibrr with --store, lightmap with --lightmap, else albedo)");
   command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
   command->add_option(
@@ -314,8 +321,8 @@ void addRenderCommand(CLI::App& app) {
       "  ibrr render cornell --matrix cornell.ffmatrix --move-light 0:50,0,0 --supersample 2 -o moved.exr\n"
       "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
   command->callback([options, command] {
-    refuseFlagsNotRead(*command, renderMethodName(*options));
-    runRender(*options);
+    refuseFlagsNotRead(*command, renderMethodName(*command, *options));
+    runRender(*command, *options);
   });
 }
 

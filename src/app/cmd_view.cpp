@@ -4,6 +4,7 @@
 // --offscreen; a form-factor matrix relit in the window as the arrow keys move its light (--matrix).
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
+#include "app/methods.hpp"
 #include "display/render_methods.hpp"
 #include "ibrr/store_file.hpp"
 #include "lightmap/lightmap_file.hpp"
@@ -102,6 +103,7 @@ void runView(const ViewOptions& options) {
   settings.timingsPath = options.timings;
   settings.bake = options.bake;
   bake::validateBakeOptions(settings.bake);
+  settings.methods = renderMethods();
   settings.tableSettings.vplOptions = options.bake;
   if (options.kellerPaths > 0) settings.tableSettings.vplOptions.paths = options.kellerPaths;
 
@@ -183,7 +185,7 @@ void addViewCommand(CLI::App& app) {
   command
       ->add_option(
           "--method", options->method,
-          "first display method: " + display::renderMethodNames() + ", or error (with --reference); Tab switches")
+          "first display method: " + renderMethodNames() + ", or error (with --reference); Tab switches")
       ->capture_default_str();
   command->add_option("--filter", options->filter, "IBRR store retrieval: none, box or bilinear (F switches)")
       ->capture_default_str();

@@ -6,6 +6,7 @@
 // naming the methods that do.
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <deque>
 #include <functional>
 #include <set>
@@ -25,10 +26,17 @@ public:
   void option(const std::string& flag, T& value, const std::string& help) {
     const std::string defaultText = CLI::detail::to_string(value);
     declare({flag, help, defaultText, typeName<T>(), CLI::detail::type_name<T>(), true, [&value](const std::string& text) {
-               // strtoull, under CLI11's conversion, wraps "-3" to 2^64 − 3: a sign is no whole number ≥ 0.
-               if constexpr (std::is_unsigned_v<T>)
-                 if (text.find('-') != std::string::npos) return false;
-               return CLI::detail::lexical_cast(text, value);
+               // A whole number is decimal digits, in range: CLI11's strtoull would wrap "-3" to 2^64 − 3 and read
+               // "021" as octal 17.
+               if constexpr (std::is_integral_v<T>) {
+                 T parsed{};
+                 const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+                 if (error != std::errc() || end != text.data() + text.size()) return false;
+                 value = parsed;
+                 return true;
+               } else {
+                 return CLI::detail::lexical_cast(text, value);
+               }
              }});
   }
   // A flag with a value the method turns into its setting itself (a choice such as on|off): `parse` throws

@@ -108,7 +108,7 @@ LightmapSetup gatherSetup(const compare::CompareOptions& options) {
 compare::MethodResult compareGather(const compare::MethodContext& context) {
   const LightmapSetup setup = gatherSetup(context.options);
   compare::MethodResult result;
-  compare::LightmapRun run(context, setup.atlasOptions, result);
+  compare::LightmapRun run(context, setup.atlasOptions, result, kLightmapDisplay);
   ProgressLine progress;
   const lightmap::GatherResult solved = lightmap::solveGather(
       context.scene, run.atlas(), run.patches(), setup.gatherOptions,

@@ -18,6 +18,15 @@
 namespace ibrr::app {
 namespace {
 
+// How a store is shown: the camera's pixels warped into it (paper §5), on the GPU or the CPU.
+const display::RenderMethod kIbrrDisplay{"ibrr",
+                                         "image-based radiosity: the camera's pixels warped into a baked store (--store)",
+                                         true,
+                                         false,
+                                         true,
+                                         {"--store", "--reconstruct", "--filter", "--filter-radius", "--holes"},
+                                         display::makeIbrrPass};
+
 // The IBRR bake: its flags are BakeOptions' fields (bake/bake.hpp), checked by validateBakeOptions before any file is
 // read.
 class IbrrBake final : public BakeMethod {
@@ -194,7 +203,7 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, const c
                                   void (*configure)(bake::BakeOptions&)) {
   bake::BakeOptions bake = compareBakeOptions(context.options);
   configure(bake);
-  const display::RenderMethod& method = display::findRenderMethod("ibrr");
+  const display::RenderMethod& method = kIbrrDisplay;
   compare::MethodResult result;
   bake::BakeCheckpoints checkpoints;
   for (std::uint32_t divisor : {8u, 4u, 2u})
@@ -307,6 +316,7 @@ const Method kIbrrMethod = {
       [](const compare::MethodContext& context) {
         return compareIbrr(context, "ibrr-paper",
                            [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
-      }}}};
+      }}},
+    &kIbrrDisplay};
 
 }  // namespace ibrr::app

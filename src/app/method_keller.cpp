@@ -7,6 +7,16 @@
 namespace ibrr::app {
 namespace {
 
+// Keller's frame: its flags in `ibrr render` are a bake's light paths and the bias compensation (cmd_render.cpp).
+const display::RenderMethod kKellerDisplay{
+    "keller",
+    "Keller's instant radiosity: every VPL of the bake's light paths with a hemicube shadow map, each frame",
+    false,
+    false,
+    false,
+    {"--paths", "--seed", "--max-bounces", "--hemicube", "--indirect-hemicube", "--clamp", "--bias-compensation"},
+    display::makeKellerPass};
+
 // Keller's frame on IBRR's VPLs, with the per-pixel bias compensation (the default) or not ("keller-clamped").
 compare::MethodResult compareKeller(const compare::MethodContext& context, bool biasCompensation) {
   bake::BakeOptions vplOptions = compareBakeOptions(context.options);  // the same VPLs as IBRR's bake
@@ -15,7 +25,7 @@ compare::MethodResult compareKeller(const compare::MethodContext& context, bool 
   // Keller's frame costs a shadow map per VPL: on a CPU rasteriser the preview uses a quarter of
   // IBRR's paths (the first quarter of the same VPLs).
   if (context.options.quality == compare::Quality::Preview) vplOptions.paths /= 4;
-  const display::RenderMethod& method = display::findRenderMethod("keller");
+  const display::RenderMethod& method = kKellerDisplay;
   display::RenderSettings settings;
   settings.vplOptions = vplOptions;
   compare::MethodResult result;
@@ -46,6 +56,7 @@ const Method kKellerMethod = {
       "instant radiosity: every VPL shaded per frame with a shadow hemicube, the clamp's bias compensated per pixel",
       [](const compare::MethodContext& context) { return compareKeller(context, true); }},
      {"keller-clamped", "the same Keller frame without the bias compensation",
-      [](const compare::MethodContext& context) { return compareKeller(context, false); }}}};
+      [](const compare::MethodContext& context) { return compareKeller(context, false); }}},
+    &kKellerDisplay};
 
 }  // namespace ibrr::app

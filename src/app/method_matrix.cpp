@@ -163,7 +163,7 @@ MatrixSetup matrixSetup(const compare::CompareOptions& options) {
 compare::MethodResult compareMatrix(const compare::MethodContext& context) {
   const MatrixSetup setup = matrixSetup(context.options);
   compare::MethodResult result;
-  compare::LightmapRun run(context, setup.atlasOptions, result);
+  compare::LightmapRun run(context, setup.atlasOptions, result, kLightmapDisplay);
   ProgressLine progress;
   const lightmap::MatrixResult solved =
       lightmap::solveMatrix(context.scene, run.atlas(), run.patches(), setup.matrixOptions, progress);

@@ -152,7 +152,7 @@ compare::MethodResult compareProgressive(const compare::MethodContext& context, 
                            adaptive
                                ? lightmap::finestAtlasOptions(context.scene, setup.atlasOptions, options.adaptive.depth)
                                : setup.atlasOptions,
-                           result);
+                           result, kLightmapDisplay);
   ProgressLine progress;
   const lightmap::ProgressiveResult solved = lightmap::solveProgressive(
       context.scene, run.atlas(), run.patches(), options,

@@ -116,7 +116,7 @@ StochasticSetup stochasticSetup(const compare::CompareOptions& options) {
 compare::MethodResult compareStochastic(const compare::MethodContext& context) {
   const StochasticSetup setup = stochasticSetup(context.options);
   compare::MethodResult result;
-  compare::LightmapRun run(context, setup.atlasOptions, result);
+  compare::LightmapRun run(context, setup.atlasOptions, result, kLightmapDisplay);
   ProgressLine progress;
   const lightmap::StochasticResult solved = lightmap::solveStochastic(
       context.scene, run.atlas(), run.patches(), setup.stochasticOptions,

@@ -4,11 +4,13 @@
 // Adding a method is one new file and one row in methods.cpp.
 #include "app/bake_command.hpp"
 #include "compare/compare.hpp"
+#include "display/render_methods.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,11 +25,26 @@ struct Method {
   bool distributed = false;
   // Its entries in `ibrr compare`, in the report's order (e.g. with and without the bias compensation).
   std::vector<compare::MethodRunner> comparisons;
+  // How `ibrr render --method NAME`, the viewer and its compare entries show it; null for a method whose result
+  // another row shows (the lightmap solvers: "lightmap").
+  const display::RenderMethod* display = nullptr;
 };
 
-// The rows, in --method's and the report's order: ibrr, keller, gather, progressive, stochastic, matrix.
+// The rows, in --method's and the report's order: ibrr, keller, gather, progressive, stochastic, matrix, and the rows
+// that only show: albedo, normal, emission (the G-buffer views) and lightmap (any solver's lightmap).
 extern const Method kIbrrMethod, kKellerMethod, kGatherMethod, kProgressiveMethod, kStochasticMethod, kMatrixMethod;
+extern const Method kAlbedoMethod, kNormalMethod, kEmissionMethod, kLightmapMethod;
 std::span<const Method* const> methods();
+
+// The displays of the rows that have one, in table order (`ibrr render --method`, the viewer's modes).
+std::vector<const display::RenderMethod*> renderMethods();
+// Throws ibrr::Error listing the names when no row shows `name`.
+const display::RenderMethod& findRenderMethod(std::string_view name);
+// "ibrr, keller, albedo, normal, emission, lightmap" for help texts.
+std::string renderMethodNames();
+
+// The lightmap row's display, which the lightmap solvers' compare entries draw their lightmaps with.
+extern const display::RenderMethod kLightmapDisplay;
 
 // Every row's compare entries, in table order.
 const std::vector<compare::MethodRunner>& compareRunners();

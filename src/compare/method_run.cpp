@@ -56,11 +56,9 @@ double meanRelativeRmse(const MethodResult& result) {
   return sum / double(result.cameras.size());
 }
 
-LightmapRun::LightmapRun(const MethodContext& context, const lightmap::AtlasOptions& atlasOptions, MethodResult& result)
-    : m_context(context),
-      m_atlasOptions(atlasOptions),
-      m_result(result),
-      m_method(display::findRenderMethod("lightmap")) {
+LightmapRun::LightmapRun(const MethodContext& context, const lightmap::AtlasOptions& atlasOptions, MethodResult& result,
+                         const display::RenderMethod& display)
+    : m_context(context), m_atlasOptions(atlasOptions), m_result(result), m_method(display) {
   const Stopwatch setupTime;
   m_atlas = lightmap::buildAtlas(context.scene, atlasOptions);
   m_patches = lightmap::rasterizePatches(context.scene, m_atlas);

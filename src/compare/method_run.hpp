@@ -31,7 +31,9 @@ double meanRelativeRmse(const MethodResult& result);
 // result's common figures and final renders.
 class LightmapRun {
 public:
-  LightmapRun(const MethodContext& context, const lightmap::AtlasOptions& atlasOptions, MethodResult& result);
+  // `display` draws the lightmaps (the method table's lightmap row).
+  LightmapRun(const MethodContext& context, const lightmap::AtlasOptions& atlasOptions, MethodResult& result,
+              const display::RenderMethod& display);
 
   const lightmap::LightmapAtlas& atlas() const { return m_atlas; }
   const lightmap::PatchList& patches() const { return m_patches; }

@@ -8,7 +8,6 @@
 #include "util/stopwatch.hpp"
 
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <optional>
 
@@ -96,7 +95,7 @@ private:
 class KellerPass final : public RenderPass {
 public:
   explicit KellerPass(const PassInputs& inputs)
-      : m_inputs(inputs), m_vpls(bake::generateBakeVpls(inputs.scene, inputs.settings.vplOptions)) {}
+      : m_inputs(inputs), m_vpls(bake::generateBakeVpls(inputs.scene, validated(inputs.settings.vplOptions))) {}
   FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
     glFinish();
     Stopwatch stopwatch;
@@ -118,6 +117,11 @@ public:
   }
 
 private:
+  static const bake::BakeOptions& validated(const bake::BakeOptions& options) {
+    bake::validateBakeOptions(options);  // a bad light-path flag, named
+    return options;
+  }
+
   const PassInputs m_inputs;
   const rays::VplSet m_vpls;
   CameraGBuffer m_gbuffer;
@@ -217,42 +221,9 @@ private:
   FrameTimes m_times;
 };
 
-template <GBufferChannel channel>
-std::unique_ptr<RenderPass> makeGBufferChannelPass(const PassInputs& inputs) {
-  return std::make_unique<GBufferChannelPass>(inputs, channel);
-}
-template <class Pass>
-std::unique_ptr<RenderPass> makePass(const PassInputs& inputs) {
-  return std::make_unique<Pass>(inputs);
-}
-
-// The flags of `ibrr render` that the radiosity methods read besides the common ones (app/cmd_render.cpp).
-const std::vector<std::string_view> kIbrrFlags = {"--store", "--reconstruct", "--filter", "--filter-radius",
-                                                  "--holes"};
-const std::vector<std::string_view> kKellerFlags = {"--paths",     "--seed",  "--max-bounces", "--hemicube",
-                                                    "--indirect-hemicube", "--clamp", "--bias-compensation"};
-const std::vector<std::string_view> kLightmapFlags = {"--lightmap", "--matrix", "--move-light"};
-
-const std::array<RenderMethod, 6> kMethods{
-    RenderMethod{"ibrr", "image-based radiosity: the camera's pixels warped into a baked store (--store)", true,
-                 false, true, kIbrrFlags, makePass<IbrrPass>},
-    RenderMethod{"keller",
-                 "Keller's instant radiosity: every VPL of the bake's light paths with a hemicube shadow map, "
-                 "each frame",
-                 false, false, false, kKellerFlags, makePass<KellerPass>},
-    RenderMethod{"albedo", "diffuse reflectance ρ (linear, with textures)", false, false, true, {},
-                 makeGBufferChannelPass<GBufferChannel::Albedo>},
-    RenderMethod{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5", false, false, false, {},
-                 makeGBufferChannelPass<GBufferChannel::Normal>},
-    RenderMethod{"emission", "emitted radiance L_e (front faces of emitters)", false, false, true, {},
-                 makeGBufferChannelPass<GBufferChannel::Emission>},
-    RenderMethod{"lightmap", "a solved texel lightmap (--lightmap), sampled bilinearly after dilation", false, true,
-                 false, kLightmapFlags, makePass<LightmapPass>},
-};
-
 }  // namespace
 
-RenderOutput RenderMethod::render(const RenderRequest& request) const {
+RenderOutput renderOnce(std::unique_ptr<RenderPass> (*create)(const PassInputs&), const RenderRequest& request) {
   std::optional<gpu::SceneRenderer> uploaded;
   const gpu::SceneRenderer& geometry = request.geometry ? *request.geometry : uploaded.emplace(request.scene);
   const std::unique_ptr<RenderPass> pass = create({request.scene, geometry, request.settings});
@@ -260,18 +231,21 @@ RenderOutput RenderMethod::render(const RenderRequest& request) const {
   return pass->read();
 }
 
-std::span<const RenderMethod> renderMethods() { return kMethods; }
+RenderOutput RenderMethod::render(const RenderRequest& request) const { return renderOnce(create, request); }
 
-std::string renderMethodNames() {
-  std::string names;
-  for (const RenderMethod& method : kMethods) names += (names.empty() ? "" : ", ") + std::string(method.name);
-  return names;
+std::unique_ptr<RenderPass> makeIbrrPass(const PassInputs& inputs) { return std::make_unique<IbrrPass>(inputs); }
+std::unique_ptr<RenderPass> makeKellerPass(const PassInputs& inputs) { return std::make_unique<KellerPass>(inputs); }
+std::unique_ptr<RenderPass> makeAlbedoPass(const PassInputs& inputs) {
+  return std::make_unique<GBufferChannelPass>(inputs, GBufferChannel::Albedo);
 }
-
-const RenderMethod& findRenderMethod(std::string_view name) {
-  for (const RenderMethod& method : kMethods)
-    if (method.name == name) return method;
-  throw Error("unknown method '" + std::string(name) + "'; choose one of: " + renderMethodNames());
+std::unique_ptr<RenderPass> makeEmissionPass(const PassInputs& inputs) {
+  return std::make_unique<GBufferChannelPass>(inputs, GBufferChannel::Emission);
+}
+std::unique_ptr<RenderPass> makeNormalPass(const PassInputs& inputs) {
+  return std::make_unique<GBufferChannelPass>(inputs, GBufferChannel::Normal);
+}
+std::unique_ptr<RenderPass> makeLightmapPass(const PassInputs& inputs) {
+  return std::make_unique<LightmapPass>(inputs);
 }
 
 }  // namespace ibrr::display

@@ -1,10 +1,11 @@
 #pragma once
-// The table of what `ibrr render --method NAME` produces, chosen by name: the radiosity methods (IBRR from a baked
-// store, Keller's instant radiosity, a solved lightmap) and the G-buffer views (albedo, normal, emission). Each row
-// makes a RenderPass: the method's display with its GPU state kept from frame to frame (the camera G-buffer, the
-// store in SSBOs, a lightmap's textures), which draws a camera at a size into a texture of linear radiance. `ibrr
-// render`, `ibrr compare` and the viewer all draw through these objects, so the viewer's frame is `ibrr render`'s
-// image. Every pass needs the GL context current on the calling thread.
+// How a method is displayed (`ibrr render --method NAME`, the viewer, `ibrr compare`'s frames): a RenderMethod
+// describes it (the row of the method table in app/methods.hpp that shows it holds one) and makes its RenderPass, the
+// display with its GPU state kept from frame to frame (the camera G-buffer, the store in SSBOs, a lightmap's
+// textures), which draws a camera at a size into a texture of linear radiance. `ibrr render`, `ibrr compare` and the
+// viewer all draw through these objects, so the viewer's frame is `ibrr render`'s image. The passes of the radiosity
+// methods (IBRR from a baked store, Keller's instant radiosity, a solved lightmap) and of the G-buffer views are made
+// here (make*Pass). Every pass needs the GL context current on the calling thread.
 #include "bake/bake.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "gpu/scene_renderer.hpp"
@@ -105,10 +106,20 @@ struct RenderMethod {
   [[nodiscard]] RenderOutput render(const RenderRequest& request) const;
 };
 
-[[nodiscard]] std::span<const RenderMethod> renderMethods();
-// Throws ibrr::Error listing the known names when none matches.
-[[nodiscard]] const RenderMethod& findRenderMethod(std::string_view name);
-// "ibrr, albedo, normal, emission" for help texts.
-[[nodiscard]] std::string renderMethodNames();
+// One frame of the pass `create` makes for the request, drawn once and read back (the scene uploaded for it when the
+// request has no geometry).
+[[nodiscard]] RenderOutput renderOnce(std::unique_ptr<RenderPass> (*create)(const PassInputs&),
+                                      const RenderRequest& request);
+
+// The passes. IBRR: the camera's G-buffer warped into settings.store (throws without one), on the GPU or the CPU.
+std::unique_ptr<RenderPass> makeIbrrPass(const PassInputs& inputs);
+// Keller's instant radiosity: every VPL of the light paths of settings.vplOptions, shaded with its shadow hemicube.
+std::unique_ptr<RenderPass> makeKellerPass(const PassInputs& inputs);
+// A G-buffer target as the picture: albedo, emission, and the normal mapped to 0.5·n + 0.5.
+std::unique_ptr<RenderPass> makeAlbedoPass(const PassInputs& inputs);
+std::unique_ptr<RenderPass> makeEmissionPass(const PassInputs& inputs);
+std::unique_ptr<RenderPass> makeNormalPass(const PassInputs& inputs);
+// A solved lightmap (settings.lightmap; throws without one), its atlas rebuilt when the settings lack it.
+std::unique_ptr<RenderPass> makeLightmapPass(const PassInputs& inputs);
 
 }  // namespace ibrr::display

@@ -32,10 +32,11 @@ std::string viewKey(const DisplayMode& mode, const scene::Camera& camera, int wi
 
 }  // namespace
 
-std::vector<DisplayMode> displayModes(bool haveStore, bool haveReference,
-                                      const std::vector<LoadedLightmap>& lightmaps) {
+std::vector<DisplayMode> displayModes(std::span<const display::RenderMethod* const> methods, bool haveStore,
+                                      bool haveReference, const std::vector<LoadedLightmap>& lightmaps) {
   std::vector<DisplayMode> modes;
-  for (const display::RenderMethod& method : display::renderMethods()) {
+  for (const display::RenderMethod* shown : methods) {
+    const display::RenderMethod& method = *shown;
     const DisplayMode mode{std::string(method.name), std::string(method.summary), &method};
     if (method.needsLightmap) {
       for (const LoadedLightmap& loaded : lightmaps) {
@@ -66,8 +67,14 @@ const DisplayMode& findDisplayMode(const std::vector<DisplayMode>& modes, const 
 }
 
 ViewRenderer::ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* store,
-                           const display::RenderSettings& tableSettings, const Image* reference)
-    : m_scene(scene), m_store(store), m_tableSettings(tableSettings), m_reference(reference), m_sceneRenderer(scene) {
+                           const display::RenderSettings& tableSettings, const Image* reference,
+                           const display::RenderMethod* storeDisplay)
+    : m_scene(scene),
+      m_store(store),
+      m_tableSettings(tableSettings),
+      m_reference(reference),
+      m_storeDisplay(storeDisplay),
+      m_sceneRenderer(scene) {
   m_tableSettings.store = store;
 }
 
@@ -119,8 +126,7 @@ PassTimes ViewRenderer::renderReferenceError(const scene::Camera& camera,
   m_shown = nullptr;
   m_width = m_reference->width;
   m_height = m_reference->height;
-  const display::RenderMethod& ibrr = display::findRenderMethod("ibrr");
-  const DisplayMode ibrrMode{std::string(ibrr.name), "", &ibrr};
+  const DisplayMode ibrrMode{std::string(m_storeDisplay->name), "", m_storeDisplay};
   const std::string view = "error " + viewKey(ibrrMode, camera, m_width, m_height, reconstruction, cpuReconstruction);
   PassTimes times;
   if (view == m_errorView) {

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -39,11 +40,12 @@ struct LoadedLightmap {
   lightmap::LightmapAtlas atlas;
 };
 
-// The viewer's display modes: every method of the table whose inputs are at hand (the store's with a store; a
+// The viewer's display modes: every display of `methods` (the method table's) whose inputs are at hand (the store's with a store; a
 // method that shows a lightmap once per loaded lightmap: "lightmap" for one file, else "lightmap:FILE"), and "error"
 // when a reference image is loaded. GL-free, so options are checked before any window. The modes point into
 // `lightmaps`, which must outlive them.
-std::vector<DisplayMode> displayModes(bool haveStore, bool haveReference, const std::vector<LoadedLightmap>& lightmaps);
+std::vector<DisplayMode> displayModes(std::span<const display::RenderMethod* const> methods, bool haveStore,
+                                      bool haveReference, const std::vector<LoadedLightmap>& lightmaps);
 // Throws ibrr::Error listing the names when none matches.
 const DisplayMode& findDisplayMode(const std::vector<DisplayMode>& modes, const std::string& name);
 
@@ -58,9 +60,10 @@ struct PassTimes {
 class ViewRenderer {
 public:
   // store may be null (no store methods then); reference may be null. tableSettings are the methods' inputs
-  // (Keller's light paths); each mode adds its own (the store, the lightmap it shows).
+  // (Keller's light paths); each mode adds its own (the store, the lightmap it shows). storeDisplay: the display of
+  // a store, which the "error" view draws at the reference's size (null without a reference).
   ViewRenderer(const scene::Scene& scene, const LayeredDepthCube* store, const display::RenderSettings& tableSettings,
-               const Image* reference);
+               const Image* reference, const display::RenderMethod* storeDisplay);
 
   // Renders the view of `camera` at width × height (ignored by "error", which uses the reference's size) into
   // texture(). cpuReconstruction: IBRR through the TBB path instead of the compute shader; both give `ibrr
@@ -98,6 +101,7 @@ private:
   const LayeredDepthCube* m_store;
   display::RenderSettings m_tableSettings;
   const Image* m_reference;
+  const display::RenderMethod* m_storeDisplay;
   gpu::SceneRenderer m_sceneRenderer;
   std::map<std::string, ModePass> m_passes;  // by mode name
   const ModePass* m_shown = nullptr;         // the pass whose frame is shown; null: m_errorMap

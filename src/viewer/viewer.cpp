@@ -337,7 +337,7 @@ public:
   ViewerLoop(const scene::Scene& scene, ViewerSettings& settings)
       : m_scene(scene),
         m_settings(settings),
-        m_modes(displayModes(true, settings.reference.has_value(), settings.lightmaps)),
+        m_modes(displayModes(settings.methods, true, settings.reference.has_value(), settings.lightmaps)),
         m_modeIndex(std::size_t(&findDisplayMode(m_modes, settings.method) - m_modes.data())),
         m_matrixLights(settings.matrix ? lightmap::matrixLights(scene) : std::vector<lightmap::MatrixLight>{}),
         m_lightsMove(settings.matrix && settings.matrix->direct == lightmap::MatrixDirect::Rays),
@@ -362,7 +362,7 @@ public:
     if (!settings.store) settings.store = bakeInViewer(scene, settings, *m_surface, m_imgui);
     m_storeStats = settings.store->stats();
     m_renderer = std::make_unique<ViewRenderer>(scene, &*settings.store, settings.tableSettings,
-                                                settings.reference ? &*settings.reference : nullptr);
+                                                settings.reference ? &*settings.reference : nullptr, storeDisplay());
     if (settings.matrix) startRelighting();
     m_walker.setCamera(initialCamera);
     m_cameraIndex = int(&initialCamera - scene.cameras.data());
@@ -423,6 +423,13 @@ private:
     loaded.atlas = lightmap::translateAtlasLights(m_scene, m_bakedAtlas, m_lightOffsets);
     m_renderer->invalidate();
     m_relightNeeded = false;
+  }
+
+  // The display of the store, which the "error" view draws at the reference's size.
+  const display::RenderMethod* storeDisplay() const {
+    for (const DisplayMode& mode : m_modes)
+      if (mode.method && mode.method->needsStore) return mode.method;
+    return nullptr;
   }
 
   void selectMode(std::size_t index) {

@@ -43,6 +43,7 @@ struct ViewerSettings {
   std::string reconstruct = "gpu";
   ToneMapping tone;
   display::RenderSettings tableSettings;  // for the table's methods (Keller's light paths)
+  std::vector<const display::RenderMethod*> methods;  // the displays of the method table (app/methods.hpp)
 
   // No window: draw into a framebuffer of width × height on a headless EGL context (a GPU server,
   // CI without Xvfb). There is no input, so the run needs `script` or `frames` to end.

@@ -5,8 +5,8 @@
 //
 // Properties: a size that parses lies in [1, 16384]² and reads back from its own "WxH"; a number
 // finiteNumber() accepts parses whole, as a finite double; a float flag that passes the check holds
-// a finite float; a whole-number flag takes no sign and holds the number its text reads (CLI11's strtoull
-// wrapped "-3" to 2^64 − 3).
+// a finite float; a whole-number flag takes decimal digits alone and holds the number they read (CLI11's strtoull
+// wrapped "-3" to 2^64 − 3 and read "021" as octal 17).
 #include "fuzz_support.hpp"
 
 #include "app/cli_support.hpp"
@@ -60,10 +60,10 @@ void wholeNumberFlag(const std::string& text) {
   std::uint64_t value = 7;
   flags.option("--paths", value, "light paths");
   if (!flags.declared().front().assign(text)) return;  // refused: fine
-  if (text.find('-') != std::string::npos) std::abort();
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) std::abort();
   std::uint64_t again = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), again);
-  if (error == std::errc() && end == text.data() + text.size() && again != value) std::abort();
+  if (error != std::errc() || end != text.data() + text.size() || again != value) std::abort();
 }
 
 }  // namespace

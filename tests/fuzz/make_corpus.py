@@ -192,12 +192,14 @@ def view_script_seeds(out: pathlib.Path) -> None:
     write(out, "every_key.json", json.dumps(every_key, indent=1).encode())
 
 
-# --- fuzz_cli_numbers: the first byte picks parseImageSize (0), finiteNumber (1), a float flag (2) ----------
+# --- fuzz_cli_numbers: the first byte picks parseImageSize (0), finiteNumber (1), a float flag (2), a method's
+# whole-number flag (3) -------------------------------------------------------------------------------------
 
 def cli_number_seeds(out: pathlib.Path) -> None:
     seeds = {"size_512x512": (0, "512x512"), "size_max": (0, "16384X1"), "size_bad": (0, "0x-3"),
              "finite_decimal": (1, "1.5"), "finite_exponent": (1, "-2.5e-7"), "finite_nan": (1, "nan"),
-             "flag_decimal": (2, "0.75"), "flag_negative": (2, "-3"), "flag_large": (2, "3e38")}
+             "flag_decimal": (2, "0.75"), "flag_negative": (2, "-3"), "flag_large": (2, "3e38"),
+             "whole_decimal": (3, "4096"), "whole_signed": (3, "+12"), "whole_huge": (3, "18446744073709551616")}
     for name, (mode, text) in seeds.items():
         write(out, name, bytes([mode]) + text.encode())
 

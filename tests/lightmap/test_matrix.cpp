@@ -551,7 +551,7 @@ TEST_CASE("matrix: ibrr render --matrix --move-light equals the library's religh
   settings.lightmapPatches = &patches;
   const scene::Scene moved = translateLights(scene, offsets);
   const Image expected =
-      display::findRenderMethod("lightmap").render({moved, moved.camera(""), 40, 40, settings}).image;
+      display::renderOnce(display::makeLightmapPass, {moved, moved.camera(""), 40, 40, settings}).image;
   const Image got = readImage(image);
   REQUIRE(got.pixels.size() == expected.pixels.size());
   double worst = 0.0;
