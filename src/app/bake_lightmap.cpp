@@ -36,13 +36,9 @@ lightmap::AtlasOptions AtlasFlags::options(const MethodFlags& flags, int default
   lightmap::AtlasOptions atlasOptions;
   if (flags.given("--texel-density")) {
     if (flags.given("--atlas")) throw Error("--texel-density and --atlas both size the atlas: give one of them");
-    if (!(texelDensity > 0.0f))
-      throw Error("--texel-density " + std::to_string(texelDensity) + ": give texels per scene unit > 0");
-    atlasOptions.texelsPerUnit = texelDensity;
+    atlasOptions.texelsPerUnit = texelDensityFlag(texelDensity);
   } else {
-    atlasOptions.targetSize = flags.given("--atlas") ? atlasSize : defaultSize;
-    if (atlasOptions.targetSize < 8 || atlasOptions.targetSize > 8192)
-      throw Error("--atlas " + std::to_string(atlasOptions.targetSize) + ": give an atlas side in [8, 8192] texels");
+    atlasOptions.targetSize = atlasSideFlag(flags.given("--atlas") ? atlasSize : defaultSize);
   }
   if (emitterRefinement < 1 || emitterRefinement > lightmap::kMaxEmitterRefinement)
     throw Error("--refine-near-lights " + std::to_string(emitterRefinement) + ": give a factor from 1 to " +

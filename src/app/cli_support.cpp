@@ -1,5 +1,6 @@
 #include "app/cli_support.hpp"
 
+#include "lightmap/atlas.hpp"
 #include "scene/load.hpp"
 #include "util/error.hpp"
 #include "util/log.hpp"
@@ -88,6 +89,20 @@ void declareBiasCompensationFlags(MethodFlags& flags, bake::BakeOptions& b) {
   flags.option("--bias-passes", b.biasPasses,
                "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds what the "
                "light pass k-1 added causes in turn (the recursion, a step further each)");
+}
+
+int atlasSideFlag(int side) {
+  if (side < lightmap::kMinAtlasTargetSize || side > lightmap::kMaxAtlasTargetSize)
+    throw Error("--atlas " + std::to_string(side) + ": give an atlas side in [" +
+                std::to_string(lightmap::kMinAtlasTargetSize) + ", " + std::to_string(lightmap::kMaxAtlasTargetSize) +
+                "] texels");
+  return side;
+}
+
+float texelDensityFlag(float density) {
+  if (!(density > 0.0f) || !std::isfinite(density))
+    throw Error("--texel-density " + std::to_string(density) + ": give texels per scene unit > 0");
+  return density;
 }
 
 std::string listOfNames(std::span<const std::string_view> names) {

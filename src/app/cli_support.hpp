@@ -43,6 +43,11 @@ struct ReferenceSidecar {
 // gives empty names.
 ReferenceSidecar readReferenceSidecar(const std::filesystem::path& reference);
 
+// --atlas S and --texel-density D of the commands that build a lightmap atlas (bake, export): the value, or
+// ibrr::Error naming the flag when it is out of range (lightmap::kMinAtlasTargetSize..kMaxAtlasTargetSize; D > 0).
+int atlasSideFlag(int side);
+float texelDensityFlag(float density);
+
 // A method of a command's table and the flags of the command it reads.
 struct FlagReader {
   std::string_view method;

@@ -56,10 +56,8 @@ void checkExportArguments(const ExportOptions& options, const CLI::App& command)
   const bool atlasGiven = command.count("--atlas") > 0 || command.count("--texel-density") > 0;
   if (!options.lightmap.empty() && atlasGiven)
     throw Error("--atlas and --texel-density are for --store: a lightmap is exported on its own atlas");
-  if (options.atlasSize < 8 || options.atlasSize > 8192)
-    throw Error("--atlas " + std::to_string(options.atlasSize) + ": give an atlas side in [8, 8192] texels");
-  if (command.count("--texel-density") > 0 && !(options.texelDensity > 0.0f))
-    throw Error("--texel-density " + std::to_string(options.texelDensity) + ": give texels per scene unit > 0");
+  (void)atlasSideFlag(options.atlasSize);
+  if (command.count("--texel-density") > 0) (void)texelDensityFlag(options.texelDensity);
   (void)parseRetrievalFilter(options.filter, "--filter");
 }
 

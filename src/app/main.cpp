@@ -43,6 +43,8 @@ Failure describeCurrentException() {
     return {3, std::string("error: ") + error.what()};
   } catch (const ibrr::cluster::StoppedByPeer& stopped) {
     return {1, stopped.what(), true};
+  } catch (const ibrr::InternalError& error) {  // a bug: its own exit code, so that scripts can tell it from bad input
+    return {4, error.what()};
   } catch (const ibrr::Error& error) {
     return {1, std::string("error: ") + error.what()};
   } catch (const std::bad_alloc&) {

@@ -239,9 +239,8 @@ void validateBakeOptions(const BakeOptions& options) {
 }
 
 WarpDevice resolveWarpDevice(WarpDevice requested) {
-  // auto takes the CPU warp on every GL: on llvmpipe the "GPU" is the same cores and the compute pass is 11×
-  // slower; on an NVIDIA H200 the GPU warp of one hemicube at a time was the slower (docs/ibrr.md, "The GPU warp"),
-  // and the batched one has yet to show there that it is correct and faster.
+  // auto takes the CPU warp on every GL: on llvmpipe the "GPU" is the CPU's own cores, and on a hardware GPU the
+  // batched GPU warp has yet to be shown correct and faster there (docs/ibrr.md, "The GPU warp", has the figures).
   return requested == WarpDevice::Automatic ? WarpDevice::Cpu : requested;
 }
 

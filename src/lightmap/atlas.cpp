@@ -354,8 +354,7 @@ std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles
   return refinedCount;
 }
 
-// Charts smaller than a texel waste the atlas: each costs a whole texel plus padding on every side
-// (at the densities of 75K–330K-triangle scenes, two thirds of the charts are such crumbs). At the
+// Charts smaller than a texel waste the atlas: each costs a whole texel plus padding on every side. At the
 // expected density, a chart less than a texel across in both directions joins the edge-adjacent
 // chart whose normal is closest, as long as every chart already in either keeps n·n_host > 0 (no
 // triangle turns over); one less than a texel thin (a column facet) joins likewise if
@@ -364,8 +363,7 @@ std::size_t refineChartsNearEmitters(const std::vector<WorldTriangle>& triangles
 // them their true area) and add less than a texel to its extent.
 // A chart joins only a host whose plane it lies within half a texel of (every corner of every
 // member): a projection forgets the distance along the normal, so a facet a metre in front of the
-// host would share the host's texels, placed on the host, and show the host's light (Sibenik's
-// thin moulding strips chained into a wall 1.5 m behind them showed as dark lines).
+// host would share the host's texels, placed on the host, and show the host's light.
 // Charts with an emissive triangle neither join nor host: a small light (a lamp smaller than a
 // texel) keeps texels of its own, whose area is its own, so its power stays π·L·A; merged into a
 // wall it would either lose its texels (no light) or lend its emission to the wall's (too much).
@@ -758,8 +756,10 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
   if (!(options.texelsPerUnit >= 0.0f) || !std::isfinite(options.texelsPerUnit))
     throw Error("atlas: texels per unit must be ≥ 0 (0 = fit the target size), got " +
                 std::to_string(options.texelsPerUnit));
-  if (options.texelsPerUnit == 0.0f && (options.targetSize < 8 || options.targetSize > 16384))
-    throw Error("atlas: target size must be in [8, 16384] texels, got " + std::to_string(options.targetSize));
+  if (options.texelsPerUnit == 0.0f &&
+      (options.targetSize < kMinAtlasTargetSize || options.targetSize > kMaxAtlasTargetSize))
+    throw Error("atlas: target size must be in [" + std::to_string(kMinAtlasTargetSize) + ", " +
+                std::to_string(kMaxAtlasTargetSize) + "] texels, got " + std::to_string(options.targetSize));
   if (options.paddingTexels < 1 || options.paddingTexels > 64)
     throw Error("atlas: padding must be in [1, 64] texels, got " + std::to_string(options.paddingTexels));
   if (options.emitterRefinement < 1 || options.emitterRefinement > kMaxEmitterRefinement)

@@ -31,6 +31,10 @@ struct AtlasOptions {
 };
 inline constexpr double kEmitterReachTexels = 2.0;
 inline constexpr int kMaxEmitterRefinement = 8;
+// The atlas side a caller may ask for (AtlasOptions::targetSize), in texels; the packing may still grow the atlas past
+// it, to 16384, when the charts do not fit.
+inline constexpr int kMinAtlasTargetSize = 8;
+inline constexpr int kMaxAtlasTargetSize = 8192;
 
 // One corner of a world-space triangle as solvers draw it: 3 per triangle, triangles in the order
 // of Scene instances then mesh triangles (unwelded, so every corner has its chart's UV).
