@@ -231,8 +231,8 @@ std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positio
                                               const rays::LightSet& lights, float geometryClamp,
                                               std::uint32_t samplesPerPixel, std::uint32_t vplSamples,
                                               std::uint64_t& rayCount) {
-  if (!(geometryClamp > 0.0f) || samplesPerPixel == 0 || vplSamples == 0)
-    throw Error("Keller's bias compensation needs a positive clamp, samples per pixel and VPL samples");
+  IBRR_CHECK(geometryClamp > 0.0f && samplesPerPixel > 0 && vplSamples > 0,
+             "Keller's bias compensation is given a positive clamp, samples per pixel and VPL samples");
   const IrradianceSource fromVpls = [&](const glm::vec3& p, const glm::vec3& n, rays::SampleStream& samples,
                                         std::uint64_t& rays) {
     return clampedVplIrradiance(vpls, embree, geometryClamp, vplSamples, p, n, samples, rays);
@@ -287,9 +287,9 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
   if (store.biasCompensationRays() != 0) throw Error("this store already has its bias compensation");
   const Stopwatch time;
   const std::uint32_t endPixel = endPixelOf(store, options);
-  if (options.firstPixel >= endPixel || endPixel > store.frame().pixelCount())
-    throw Error("bias compensation: the pixel share [" + std::to_string(options.firstPixel) + ", " +
-                std::to_string(endPixel) + ") is not a non-empty part of the store's pixels");
+  IBRR_CHECK(options.firstPixel < endPixel && endPixel <= store.frame().pixelCount(),
+             "bias compensation: the pixel share [" + std::to_string(options.firstPixel) + ", " +
+                 std::to_string(endPixel) + ") is a non-empty part of the store's pixels");
   // Progress counts points (each one cosine ray and one light sample), so that the rate and the time left hold
   // across passes of different sizes: a layer is raysPerLayer points in the first pass, laterPassRays after.
   const std::uint64_t layers = store.offsets()[endPixel] - store.offsets()[options.firstPixel];

@@ -70,8 +70,8 @@ LightmapQuadtree::LightmapQuadtree(const LightmapAtlas& atlas, const PatchList& 
                                    const QuadtreeOptions& options)
     : m_atlas(atlas), m_patches(patches), m_options(options) {
   validateQuadtreeOptions(options);
-  if (atlas.chartFootprints.size() != atlas.chartCount)
-    throw Error("adaptive subdivision: the atlas has no chart footprints (build it with buildAtlas)");
+  IBRR_CHECK(atlas.chartFootprints.size() == atlas.chartCount,
+             "adaptive subdivision is given an atlas with its chart footprints (one buildAtlas made)");
   const int rootSide = 1 << options.depth;
   const int extent = options.leafElements * rootSide;
   for (std::uint32_t chart = 0; chart < atlas.chartCount; ++chart) {

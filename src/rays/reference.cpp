@@ -250,9 +250,9 @@ ReferenceImage renderReference(const EmbreeScene& embree, const ReferenceOptions
                 std::to_string(options.width) + "x" + std::to_string(options.height) + ")");
   if (options.seconds <= 0.0 && options.spp == 0)
     throw Error("reference: give a sample count (--spp N, N ≥ 1) or a time budget (--time SECONDS)");
-  if (options.shareCount < 1 || options.shareIndex < 0 || options.shareIndex >= options.shareCount)
-    throw Error("reference: share " + std::to_string(options.shareIndex) + " of " + std::to_string(options.shareCount) +
-                " does not exist");
+  IBRR_CHECK(options.shareCount >= 1 && options.shareIndex >= 0 && options.shareIndex < options.shareCount,
+             "reference: share " + std::to_string(options.shareIndex) + " of " + std::to_string(options.shareCount) +
+                 " exists");
   const scene::Scene& scene = embree.scene();
   const LightSet lights(scene, "the reference path tracer");
   const scene::Camera& camera = scene.camera(options.camera);
