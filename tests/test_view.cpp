@@ -549,16 +549,19 @@ TEST_CASE("ibrr view --offscreen draws every method of the table exactly as ibrr
   const std::string store = tinyCornellStore("view_every_method").string();
   test::writeText(folder / "script.json", R"({"keyframes": [{"frame": 0, "camera": "cornell"}],
       "screenshots": [{"frame": 0, "name": "frame"}]})");
-  for (const display::RenderMethod* shown : app::renderMethods()) {
-    const display::RenderMethod& method = *shown;
+  for (const app::Method* row : app::methods()) {
+    if (!row->display) continue;
+    const display::RenderMethod& method = *row->display;
     const std::string name(method.name);
+    app::MethodFlags renderFlags;  // the flags of `ibrr render` this display declares
+    if (row->makeRenderInputs) row->makeRenderInputs()->declareFlags(renderFlags);
     INFO(name);
     // What each method's inputs are given as, on both commands.
     std::vector<std::string> inputs = {"--store", store, "--lightmap", lightmap.string()};
     std::vector<std::string> renderInputs;
     if (method.needsStore) renderInputs = {"--store", store};
     if (method.needsLightmap) renderInputs = {"--lightmap", lightmap.string()};
-    if (std::find(method.reads.begin(), method.reads.end(), "--paths") != method.reads.end()) {  // a few VPLs
+    if (renderFlags.find("--paths")) {  // a few VPLs
       inputs.insert(inputs.end(), {"--keller-paths", "8"});
       renderInputs.insert(renderInputs.end(), {"--paths", "8"});
     }

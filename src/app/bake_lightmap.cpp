@@ -1,7 +1,6 @@
 // What the four lightmap bake methods share: their outputs' checks, the atlas from the flags, the inputs every
 // solver starts from, and the saved lightmap with its summary line.
 #include "app/bake_command.hpp"
-#include "app/methods.hpp"
 #include "app/cli_support.hpp"
 #include "lightmap/lightmap_file.hpp"
 #include "lightmap/progressive.hpp"
@@ -115,13 +114,5 @@ void printMeanAndTime(const LightmapBakeInputs& inputs, const glm::dvec3* meanRa
   if (part) std::printf(" (%s %.2f s)", part, partSeconds);
   std::printf("\n");
 }
-
-// The display of any solver's lightmap (`ibrr render --lightmap FILE`, or relit from `--matrix FILE`): a row of its own,
-// which the four lightmap methods' compare entries draw with too.
-const display::RenderMethod kLightmapDisplay{
-    "lightmap",  "a solved texel lightmap (--lightmap), sampled bilinearly after dilation", false, true, false,
-    {"--lightmap", "--matrix", "--move-light"}, display::makeLightmapPass};
-
-const Method kLightmapMethod = {"lightmap", kLightmapDisplay.summary, nullptr, false, {}, &kLightmapDisplay};
 
 }  // namespace ibrr::app

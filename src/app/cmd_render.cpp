@@ -1,16 +1,13 @@
-// `ibrr render SCENE [--method NAME] [--store FILE | --lightmap FILE | --matrix FILE [--move-light
-// N:DX,DY,DZ ...]] -o FILE`: renders one view of a scene headless on the GPU and writes the linear
-// image (.exr/.pfm) or a tone-mapped PNG. With --matrix the lightmap is relit from a saved
-// form-factor matrix (lightmap/matrix.hpp) with the lights moved, without recomputing the matrix,
-// and the picture draws the moved lights where they went.
+// `ibrr render SCENE [--method NAME] [the method's flags: --store FILE, --lightmap FILE, --matrix FILE --move-light
+// N:DX,DY,DZ, ...] -o FILE`: renders one view of a scene headless on the GPU through the display of a row of the
+// method table (app/methods.hpp) and writes the linear image (.exr/.pfm) or a tone-mapped PNG. The flags every
+// display takes (the camera, the size, the output) are this file's; each display declares its own in its method's
+// file (RenderInputs), and a flag of another display is refused.
 #include "app/cli_support.hpp"
 #include "app/commands.hpp"
 #include "app/methods.hpp"
 #include "display/render_methods.hpp"
 #include "gpu/context.hpp"
-#include "ibrr/store_file.hpp"
-#include "lightmap/lightmap_file.hpp"
-#include "lightmap/matrix.hpp"
 #include "util/image.hpp"
 #include "util/log.hpp"
 #include "util/stopwatch.hpp"
@@ -18,43 +15,37 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <memory>
-#include <optional>
 #include <span>
 #include <vector>
 
 namespace ibrr::app {
 namespace {
 
+// The flags every display takes.
 struct RenderOptions {
   std::string scene;
   std::string method;
-  std::string store;
-  std::string lightmap;
-  std::string matrix;
-  std::vector<std::string> moveLight;
   std::string camera;
   std::vector<float> eye, target;
   float fov = 0.0f;
   std::string size;
   std::string output;
-  std::string holes;
-  std::string reconstruct = "gpu";
-  std::string filter = "bilinear";
-  int filterRadius = 1;
   float exposure = 0.0f;
   std::string tone = "srgb";
   int supersample = 1;
-  bake::BakeOptions vplOptions;
 };
 
-display::ReconstructionOptions reconstructionOptions(const RenderOptions& options) {
-  display::ReconstructionOptions reconstruction;
-  reconstruction.filter = parseRetrievalFilter(options.filter, "--filter");
-  if (options.filterRadius < 0 || options.filterRadius > 8) throw Error("--filter-radius must be in [0, 8]");
-  reconstruction.filterRadius = options.filterRadius;
-  return reconstruction;
-}
+// One `ibrr render`: the common flags, and every display of the method table with its inputs and their flags.
+struct RenderCommand {
+  RenderOptions options;
+  std::vector<const Method*> rows;                  // the rows with a display
+  std::vector<std::unique_ptr<RenderInputs>> inputs;  // rows[k]'s (null: it reads no flag)
+  std::deque<MethodFlags> flags;                    // rows[k]'s declared flags (stable: `declared` points in)
+  std::vector<DeclaredFlags> declared;
+  CommandFlags commandFlags;
+};
 
 // The camera: a named one, or one given by --eye/--target/--fov (which may also adjust a named one).
 scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& options) {
@@ -71,51 +62,30 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
   return camera;
 }
 
-// The view shown when neither --method nor a flag of one method is given.
+// The view shown when neither --method nor an input of one display is given.
 constexpr const char* kDefaultRenderMethod = "albedo";
 
-// The method the flags ask for: --method, else the method of the input given (one that needs a file and reads a flag
-// given: --store is ibrr's, --lightmap and --matrix the lightmap's), else the albedo view.
-std::string renderMethodName(const CLI::App& command, const RenderOptions& options) {
-  if (!options.method.empty()) return options.method;
-  for (const display::RenderMethod* method : renderMethods())
-    if (method->needsStore || method->needsLightmap)
-      for (const std::string_view flag : method->reads)
-        if (command.get_option(std::string(flag))->count() > 0) return std::string(method->name);
-  return kDefaultRenderMethod;
+// The display the flags ask for: --method, else the display whose input file was given (one that needs a file and
+// declares a flag given: --store is ibrr's, --lightmap and --matrix the lightmap's), else the albedo view.
+std::size_t chosenDisplay(const CLI::App& command, const RenderCommand& render) {
+  const std::string name = render.options.method.empty() ? std::string() : render.options.method;
+  for (std::size_t k = 0; k < render.rows.size() && name.empty(); ++k) {
+    const display::RenderMethod& shown = *render.rows[k]->display;
+    if (shown.needsStore || shown.needsLightmap)
+      for (const MethodFlags::Declared& declared : render.flags[k].declared())
+        if (command.get_option(declared.flag)->count() > 0) return k;
+  }
+  const std::string wanted = name.empty() ? kDefaultRenderMethod : name;
+  for (std::size_t k = 0; k < render.rows.size(); ++k)
+    if (render.rows[k]->display->name == wanted) return k;
+  throw Error("unknown method '" + wanted + "'; choose one of: " + renderMethodNames());
 }
 
-// Refuses a flag that another method of the table reads and the chosen one does not (--filter for a lightmap, Keller's
-// light paths for a store), naming the methods that read it: it would be ignored without a word.
-void refuseFlagsNotRead(const CLI::App& command, const std::string& methodName) {
-  std::vector<FlagReader> readers;
-  for (const display::RenderMethod* method : renderMethods()) readers.push_back({method->name, method->reads});
-  app::refuseFlagsNotRead(command, methodName, readers);
-}
-
-// Fails on bad arguments before any work, never after: output paths, names, and the files each method needs (a
-// flag of another method was refused before, by refuseFlagsNotRead).
-void checkRenderArguments(const RenderOptions& options, const std::string& methodName,
-                          const display::RenderMethod& method) {
-  const bool relit = !options.matrix.empty();
+// Fails on bad common arguments before any work, never after.
+void checkCommonArguments(const RenderOptions& options) {
   checkOutputPath(options.output);
-  if (!options.holes.empty()) checkOutputPath(options.holes);
   if (options.tone != "srgb" && options.tone != "filmic")
     throw Error("--tone '" + options.tone + "': choose srgb or filmic");
-  if (options.reconstruct != "gpu" && options.reconstruct != "cpu")
-    throw Error("--reconstruct '" + options.reconstruct + "': choose gpu or cpu");
-  if (method.needsStore && options.store.empty())
-    throw Error("--method " + methodName + " needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
-  if (relit && !options.lightmap.empty())
-    throw Error("--matrix relights a lightmap; give --matrix FILE or --lightmap FILE, not both");
-  if (!options.moveLight.empty() && !relit)
-    throw Error(
-        "--move-light needs --matrix FILE (make one with 'ibrr bake SCENE --method matrix --save-matrix FILE -o "
-        "X.lightmap')");
-  if (method.needsLightmap && options.lightmap.empty() && !relit)
-    throw Error(
-        "--method " + methodName +
-        " needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather -o FILE.lightmap')");
   if (options.supersample < 1 || options.supersample > kMaxSupersample)
     throw Error("--supersample must be in [1, " + std::to_string(kMaxSupersample) + "]");
 }
@@ -134,196 +104,99 @@ display::RenderOutput renderSupersampled(const display::RenderMethod& method, co
   return output;
 }
 
-// The relit lightmap's summary line: the matrix, the lights moved and the relight's timing.
-void printRelightSummary(const std::string& matrixFile, const lightmap::MatrixSolution& solution,
-                         lightmap::MatrixStorage storage, std::span<const glm::vec3> lightOffsets,
-                         const lightmap::RelightTiming& timing) {
-  std::string moved;
-  for (std::size_t l = 0; l < lightOffsets.size(); ++l)
-    if (lightOffsets[l] != glm::vec3(0.0f)) {
-      char text[96];
-      std::snprintf(text, sizeof text, "%s%zu by (%g, %g, %g)", moved.empty() ? "" : ", ", l,
-                    double(lightOffsets[l].x), double(lightOffsets[l].y), double(lightOffsets[l].z));
-      moved += text;
-    }
-  std::printf(
-      "relit from %s (%zu patches, k = %d, %s) without recomputing it; lights moved: %s\n"
-      "relight: %.2f ms (emission vector %.2f ms, GPU product %.2f ms, transfer %.2f ms)\n",
-      matrixFile.c_str(), solution.size(), solution.bounces, lightmap::matrixStorageName(storage),
-      moved.empty() ? "none" : moved.c_str(), timing.directMs + timing.productMs + timing.transferMs,
-      timing.directMs, timing.productMs, timing.transferMs);
-}
-
-void runRender(const CLI::App& command, const RenderOptions& options) {
-  const bool relit = !options.matrix.empty();  // the lightmap comes from a form-factor matrix
-  const std::string methodName = renderMethodName(command, options);
-  const display::RenderMethod& method = findRenderMethod(methodName);
-  checkRenderArguments(options, methodName, method);
-  display::RenderSettings settings;
-  settings.reconstruction = reconstructionOptions(options);
-  settings.cpuReconstruction = options.reconstruct == "cpu";
-  settings.vplOptions = options.vplOptions;
+void runRender(const CLI::App& command, RenderCommand& render) {
+  const RenderOptions& options = render.options;
+  const std::size_t chosen = chosenDisplay(command, render);
+  const display::RenderMethod& method = *render.rows[chosen]->display;
+  assignGivenFlags(command, render.commandFlags, render.declared, method.name);
+  RenderInputs* inputs = render.inputs[chosen].get();
+  checkCommonArguments(options);
+  if (inputs) inputs->check(render.flags[chosen]);
 
   const scene::Scene scene = loadSceneArgument(options.scene);
   const scene::Camera camera = chooseCamera(scene, options);
   const scene::ImageSize size = options.size.empty() ? scene.defaultImageSize : parseImageSize(options.size);
-  LayeredDepthCube store;
-  if (!options.store.empty()) {
-    store = bake::readStoreFile(options.store, scene.fingerprint());  // refuses a store baked for another scene
-    settings.store = &store;
-  }
-  lightmap::Lightmap lightmap;
-  lightmap::LightmapAtlas lightmapAtlas;
-  if (!options.lightmap.empty()) {
-    lightmap = lightmap::loadLightmap(options.lightmap, scene, &lightmapAtlas);  // refuses another scene's
-    settings.lightmap = &lightmap;
-    settings.lightmapAtlas = &lightmapAtlas;
-  }
-  std::shared_ptr<lightmap::MatrixSolution> solution;
-  std::vector<glm::vec3> lightOffsets;
-  if (relit) {
-    solution = std::make_shared<lightmap::MatrixSolution>(lightmap::loadMatrix(options.matrix, scene));
-    lightOffsets = lightmap::parseLightMoves(options.moveLight, lightmap::matrixLights(scene));
-    if (solution->direct == lightmap::MatrixDirect::Matrix && !options.moveLight.empty())
-      throw Error("--move-light: " + options.matrix +
-                  " was computed with --direct matrix, where the emitters are patches and cannot move; bake it "
-                  "with --direct rays");
-  }
-  // Every input is read and recorded now: no output may be one of them.
-  checkOutputPath(options.output);
-  if (!options.holes.empty()) checkOutputPath(options.holes);
+  display::RenderSettings settings;
+  if (inputs) inputs->load(scene, settings);
+  checkOutputPath(options.output);  // every input is read and recorded now: the output may be none of them
   const auto context = gpu::createHeadlessContext();
   verbose("GPU: " + context->info().summary());
-  lightmap::PatchList lightmapPatches;
-  std::optional<scene::Scene> movedScene;  // the scene with its lights where the relight put them
-  lightmap::RelightTiming relightTiming;
-  lightmap::MatrixStorage relightStorage = lightmap::MatrixStorage::Dense;
-  if (relit) {
-    lightmapAtlas = lightmap::buildAtlas(scene, solution->atlasOptions);
-    lightmapPatches = lightmap::rasterizePatches(scene, lightmapAtlas);
-    relightStorage = lightmap::relightStorage(*solution);
-    const auto relighter = lightmap::relighterFor(scene, solution, lightmapAtlas, lightmapPatches, options.matrix);
-    // The first relight pays the GL's first-use costs (llvmpipe compiles the compute shaders on
-    // first dispatch); the one timed and shown is the second, what each later relight costs.
-    (void)relighter->relight(lightOffsets);
-    relightTiming = relighter->relight(lightOffsets);
-    lightmap = lightmap::matrixLightmap(*solution, relighter->readRadiance());
-    settings.lightmap = &lightmap;
-    settings.lightmapAtlas = &lightmapAtlas;
-    settings.lightmapPatches = &lightmapPatches;
-    // The moved lights are drawn where they went: the display draws the atlas's world-space
-    // vertices, so those move too (their lightmap UVs, and so their texels, stay).
-    if (std::any_of(lightOffsets.begin(), lightOffsets.end(), [](glm::vec3 o) { return o != glm::vec3(0.0f); })) {
-      movedScene = lightmap::translateLights(scene, lightOffsets);
-      lightmapAtlas = lightmap::translateAtlasLights(scene, lightmapAtlas, lightOffsets);
-    }
-  }
-  const scene::Scene& shown = movedScene ? *movedScene : scene;
+  const scene::Scene* moved = inputs ? inputs->prepareOnGpu(scene, settings) : nullptr;
+  const scene::Scene& shown = moved ? *moved : scene;
   const Stopwatch stopwatch;
   display::RenderOutput output = renderSupersampled(method, shown, camera, size, options.supersample, settings);
   const double seconds = stopwatch.seconds();
   ToneMapping tone;
   tone.exposureStops = options.exposure;
   tone.curve = options.tone == "filmic" ? ToneCurve::Filmic : ToneCurve::Srgb;
-  OutputSet outputs;  // the picture and its holes image are written both or neither
+  OutputSet outputs;  // the picture and what the display writes beside it are written all or none
   stageImage(outputs, output.image, options.output, tone);
-  if (!options.holes.empty()) {
-    // Holes in red over the dimmed radiance, so they can be found in the picture.
-    Image holes = output.image;
-    for (std::size_t i = 0; i < holes.pixels.size(); ++i)
-      holes.pixels[i] =
-          (!output.holes.empty() && output.holes[i]) ? glm::vec3(1.0f, 0.0f, 0.0f) : 0.25f * holes.pixels[i];
-    stageImage(outputs, holes, options.holes, tone);
-  }
+  if (inputs) inputs->stageBeside(output, outputs, tone);
   outputs.commit();
   std::printf("wrote %s (%dx%d, %s, camera %s, %.3f s on %s)\n", options.output.c_str(), size.width, size.height,
               std::string(method.name).c_str(), camera.name.c_str(), seconds, context->info().renderer.c_str());
-  if (relit) printRelightSummary(options.matrix, *solution, relightStorage, lightOffsets, relightTiming);
-  if (method.needsStore) {
-    std::printf("reconstruction: %s, %.2f ms; %zu covered pixels, %zu holes (%.3f%%)\n",
-                settings.cpuReconstruction ? "CPU" : "GPU", 1e3 * output.reconstructionSeconds, output.coveredPixels,
-                output.holePixels,
-                output.coveredPixels ? 100.0 * double(output.holePixels) / double(output.coveredPixels) : 0.0);
-  }
+  if (inputs) inputs->printSummary(output);
+}
+
+// The common flags: the camera, the size, the output and its tone mapping.
+void addCommonFlags(CLI::App& command, RenderOptions& options) {
+  command.add_option("--camera", options.camera, "camera name from the manifest (default: the first)");
+  command.add_option("--eye", options.eye, "camera position X,Y,Z (overrides the named camera's)")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(finiteNumber());
+  command.add_option("--target", options.target, "point looked at X,Y,Z")
+      ->delimiter(',')
+      ->expected(3)
+      ->check(finiteNumber());
+  command.add_option("--fov", options.fov, "vertical field of view, degrees")->check(finiteNumber());
+  command.add_option("--size", options.size, "image size WxH (default: the manifest's image size, else 512x512)");
+  command
+      .add_option("--supersample", options.supersample,
+                  "N² samples per pixel on a rotated grid (N-rooks: no two in a row or a column of N² sub-pixel "
+                  "cells), averaged: anti-aliased edges, as the reference's pixels have")
+      ->capture_default_str();
+  command
+      .add_option("-o,--output", options.output,
+                  "output file: .png (exposure + sRGB/filmic tone curve), .exr or .pfm (linear radiance)")
+      ->required();
+  command.add_option("--exposure", options.exposure, "PNG exposure in stops (value × 2^stops)")
+      ->capture_default_str()
+      ->check(finiteNumber());
+  command.add_option("--tone", options.tone, "PNG tone curve: srgb (clamp) or filmic (ACES fit)")
+      ->capture_default_str();
 }
 
 }  // namespace
 
 void addRenderCommand(CLI::App& app) {
-  auto options = std::make_shared<RenderOptions>();
+  auto render = std::make_shared<RenderCommand>();
   CLI::App* command = app.add_subcommand("render", "Render one view of a scene headless to PNG, EXR or PFM");
-  addSceneArgument(*command, options->scene);
-  command->add_option("--method,--view", options->method,
+  addSceneArgument(*command, render->options.scene);
+  command->add_option("--method,--view", render->options.method,
                       "what to render: " + renderMethodNames() +
-                          " (default: ibrr with --store, lightmap with --lightmap, else albedo)");
-  command->add_option("--store", options->store, "baked IBRR store (.ibrr) for --method ibrr");
-  command->add_option(
-      "--lightmap", options->lightmap,
-      "solved texel lightmap (.lightmap, from 'ibrr bake --method gather, progressive or stochastic') for "
-      "--method lightmap, "
-      "the default when given");
-  command->add_option("--matrix", options->matrix,
-                      "saved form-factor matrix (from 'ibrr bake --method matrix --save-matrix FILE'): relight it "
-                      "(with --move-light) and render the lightmap, without recomputing the matrix");
-  command
-      ->add_option("--move-light", options->moveLight,
-                   "with --matrix: translate light N by DX,DY,DZ scene units (N:DX,DY,DZ, repeatable; lights are "
-                   "numbered as 'ibrr bake --method matrix' lists them: surface lights, then point, then spot)")
-      ->allow_extra_args(false);
-  command->add_option("--camera", options->camera, "camera name from the manifest (default: the first)");
-  command->add_option("--eye", options->eye, "camera position X,Y,Z (overrides the named camera's)")
-      ->delimiter(',')
-      ->expected(3)
-      ->check(finiteNumber());
-  command->add_option("--target", options->target, "point looked at X,Y,Z")
-      ->delimiter(',')
-      ->expected(3)
-      ->check(finiteNumber());
-  command->add_option("--fov", options->fov, "vertical field of view, degrees")->check(finiteNumber());
-  command->add_option("--size", options->size, "image size WxH (default: the manifest's image size, else 512x512)");
-  command
-      ->add_option("--supersample", options->supersample,
-                   "N² samples per pixel on a rotated grid (N-rooks: no two in a row or a column of N² sub-pixel "
-                   "cells), averaged: anti-aliased edges, as the reference's pixels have")
-      ->capture_default_str();
-  command
-      ->add_option("-o,--output", options->output,
-                   "output file: .png (exposure + sRGB/filmic tone curve), .exr or .pfm (linear radiance)")
-      ->required();
-  command
-      ->add_option("--reconstruct", options->reconstruct,
-                   "IBRR reconstruction on the gpu (compute shader) or cpu (TBB)")
-      ->capture_default_str();
-  command
-      ->add_option("--filter", options->filter,
-                   "IBRR store retrieval: none (nearest pixel), box (average of the (2k+1)² pixels, the paper's "
-                   "kernel) or bilinear")
-      ->capture_default_str();
-  command->add_option("--filter-radius", options->filterRadius, "k of the box filter, pixels")->capture_default_str();
-  command->add_option("--holes", options->holes, "also write an image with the pixels no store layer matched in red");
-  MethodFlags kellerFlags;  // Keller's frame: the light paths of a bake, and its bias compensation
-  declareLightPathFlags(kellerFlags, options->vplOptions);
-  declareBiasCompensationSwitch(kellerFlags, options->vplOptions,
-                                "keller: on adds, per pixel, the light the clamp removed (as the bake does per layer) "
-                                "and clamps at twice the uncompensated distance; off: the clamped frame, at the "
-                                "bake's uncompensated distance");
-  addFlagsToCommand(*command, kellerFlags);
-  command->add_option("--exposure", options->exposure, "PNG exposure in stops (value × 2^stops)")
-      ->capture_default_str()
-      ->check(finiteNumber());
-  command->add_option("--tone", options->tone, "PNG tone curve: srgb (clamp) or filmic (ACES fit)")
-      ->capture_default_str();
+                          " (default: the display of the input given, --store: ibrr, --lightmap or --matrix: "
+                          "lightmap; else albedo)");
+  addCommonFlags(*command, render->options);
+  // Every display declares its own flags, bound to its own inputs; the command registers each flag once.
+  for (const Method* row : methods()) {
+    if (!row->display) continue;
+    render->rows.push_back(row);
+    render->inputs.push_back(row->makeRenderInputs ? row->makeRenderInputs() : nullptr);
+    MethodFlags& flags = render->flags.emplace_back();
+    if (render->inputs.back()) render->inputs.back()->declareFlags(flags);
+    render->declared.push_back({row->display->name, &flags});
+  }
+  registerMethodFlags(*command, render->declared, render->commandFlags);
   command->footer(
       "Examples:\n  ibrr render cornell --method albedo -o cornell_albedo.png\n"
       "  ibrr render cornell --store cornell.ibrr -o cornell.exr\n"
       "  ibrr render cornell --method keller --paths 512 -o keller.exr\n"
       "  ibrr render cornell --lightmap cornell.lightmap --supersample 2 -o lightmap.png\n"
       "  ibrr render cornell --matrix cornell.ffmatrix --move-light 0:50,0,0 --supersample 2 -o moved.exr\n"
-      "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png");
-  command->callback([options, command] {
-    refuseFlagsNotRead(*command, renderMethodName(*command, *options));
-    runRender(*command, *options);
-  });
+      "  ibrr render cornell --store cornell.ibrr --eye 100,300,-200 --target 278,200,300 --fov 60 -o side.png\n"
+      "Each flag's help names the displays that read it; a flag given to another display is refused.");
+  command->callback([render, command] { runRender(*command, *render); });
 }
 
 }  // namespace ibrr::app

@@ -14,17 +14,25 @@ void MethodFlags::declare(Declared declared) {
 
 void MethodFlags::choice(const std::string& flag, std::function<void(const std::string&)> parse,
                          const std::string& defaultText, const std::string& help) {
-  declare({flag, help, defaultText, "value", "TEXT", true, [parse = std::move(parse)](const std::string& text) {
+  declare({flag, help, defaultText, "value", "TEXT", true, false, [parse = std::move(parse)](const std::string& text) {
              parse(text);
              return true;
            }});
 }
 
 void MethodFlags::toggle(const std::string& flag, bool& value, const std::string& help) {
-  declare({flag, help, "", "", "", false, [&value](const std::string&) {
+  declare({flag, help, "", "", "", false, false, [&value](const std::string&) {
              value = true;
              return true;
            }});
+}
+
+void MethodFlags::list(const std::string& flag, std::vector<std::string>& values, const std::string& help) {
+  Declared declared{flag, help, "", "value", "TEXT", true, true, [&values](const std::string& text) {
+                      values.push_back(text);
+                      return true;
+                    }};
+  declare(std::move(declared));
 }
 
 const MethodFlags::Declared* MethodFlags::find(const std::string& flag) const {
@@ -81,9 +89,12 @@ void registerMethodFlags(CLI::App& command, std::span<const DeclaredFlags> metho
       CommandFlags::Entry& entry = flags.entries.emplace_back();
       entry.flag = declared.flag;
       const std::string help = combinedHelp(declared.flag, methods);
-      entry.option = declared.takesValue
-                         ? command.add_option(declared.flag, entry.text, help)->type_name(declared.displayType)
-                         : command.add_flag(declared.flag, entry.toggled, help);
+      if (declared.repeatable)
+        entry.option = command.add_option(declared.flag, entry.texts, help)->allow_extra_args(false);
+      else if (declared.takesValue)
+        entry.option = command.add_option(declared.flag, entry.text, help)->type_name(declared.displayType);
+      else
+        entry.option = command.add_flag(declared.flag, entry.toggled, help);
     }
 }
 
@@ -101,7 +112,8 @@ void assignGivenFlags(const CLI::App& command, const CommandFlags& flags, std::s
         if (method.flags->find(entry.flag)) readers.push_back(method.method);
       throw foreignFlagError(command, entry.flag, chosen, readers);
     }
-    if (!declared->assign(entry.text)) throw typeError(command, *declared, entry.text);
+    for (const std::string& text : declared->repeatable ? entry.texts : std::vector<std::string>{entry.text})
+      if (!declared->assign(text)) throw typeError(command, *declared, text);
     chosenMethod->flags->markGiven(entry.flag);
   }
 }

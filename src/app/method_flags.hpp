@@ -25,7 +25,7 @@ public:
   template <class T>
   void option(const std::string& flag, T& value, const std::string& help) {
     const std::string defaultText = CLI::detail::to_string(value);
-    declare({flag, help, defaultText, typeName<T>(), CLI::detail::type_name<T>(), true, [&value](const std::string& text) {
+    declare({flag, help, defaultText, typeName<T>(), CLI::detail::type_name<T>(), true, false, [&value](const std::string& text) {
                // A whole number is decimal digits, in range: CLI11's strtoull would wrap "-3" to 2^64 − 3 and read
                // "021" as octal 17.
                if constexpr (std::is_integral_v<T>) {
@@ -45,6 +45,8 @@ public:
               const std::string& help);
   // A switch without a value: given, `value` becomes true.
   void toggle(const std::string& flag, bool& value, const std::string& help);
+  // A flag that may be given again and again, each value appended to `values`.
+  void list(const std::string& flag, std::vector<std::string>& values, const std::string& help);
 
   // True when the command line gave `flag` (after assignGivenFlags).
   [[nodiscard]] bool given(const std::string& flag) const { return m_given.count(flag) > 0; }
@@ -56,6 +58,7 @@ public:
     std::string typeName;     // what a value must be, for the refusal of one that is not
     std::string displayType;  // for --help: INT, UINT, FLOAT, TEXT
     bool takesValue = true;
+    bool repeatable = false;                         // list(): assign takes each value given
     std::function<bool(const std::string&)> assign;  // false: the text is not of the flag's type
   };
   [[nodiscard]] const std::vector<Declared>& declared() const { return m_declared; }
@@ -86,6 +89,7 @@ struct CommandFlags {
   struct Entry {
     std::string flag;
     std::string text;
+    std::vector<std::string> texts;  // a repeatable flag's values
     bool toggled = false;
     CLI::Option* option = nullptr;
   };

@@ -24,8 +24,63 @@ const display::RenderMethod kIbrrDisplay{"ibrr",
                                          true,
                                          false,
                                          true,
-                                         {"--store", "--reconstruct", "--filter", "--filter-radius", "--holes"},
                                          display::makeIbrrPass};
+
+// What `ibrr render --method ibrr` reads: the store, the reconstruction's path and filter, and where the holes go.
+class IbrrRenderInputs final : public RenderInputs {
+public:
+  void declareFlags(MethodFlags& flags) override {
+    flags.option("--store", m_storeFile, "baked IBRR store (.ibrr)");
+    flags.choice(
+        "--reconstruct",
+        [this](const std::string& value) {
+          if (value != "gpu" && value != "cpu") throw Error("--reconstruct '" + value + "': choose gpu or cpu");
+          m_onCpu = value == "cpu";
+        },
+        "gpu", "the reconstruction on the gpu (compute shader) or cpu (TBB)");
+    flags.choice(
+        "--filter",
+        [this](const std::string& value) { m_reconstruction.filter = parseRetrievalFilter(value, "--filter"); },
+        "bilinear",
+        "store retrieval: none (nearest pixel), box (average of the (2k+1)² pixels, the paper's kernel) or bilinear");
+    flags.option("--filter-radius", m_reconstruction.filterRadius, "k of the box filter, pixels, [0, 8]");
+    flags.option("--holes", m_holesFile, "also write an image with the pixels no store layer matched in red");
+  }
+  void check(const MethodFlags&) const override {
+    if (m_storeFile.empty())
+      throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
+    if (m_reconstruction.filterRadius < 0 || m_reconstruction.filterRadius > 8)
+      throw Error("--filter-radius must be in [0, 8]");
+    if (!m_holesFile.empty()) checkOutputPath(m_holesFile);
+  }
+  void load(const scene::Scene& scene, display::RenderSettings& settings) override {
+    m_store = bake::readStoreFile(m_storeFile, scene.fingerprint());  // refuses a store baked for another scene
+    settings.store = &m_store;
+    settings.reconstruction = m_reconstruction;
+    settings.cpuReconstruction = m_onCpu;
+    if (!m_holesFile.empty()) checkOutputPath(m_holesFile);  // not one of the inputs
+  }
+  void stageBeside(const display::RenderOutput& output, OutputSet& outputs, const ToneMapping& tone) const override {
+    if (m_holesFile.empty()) return;
+    // Holes in red over the dimmed radiance, so they can be found in the picture.
+    Image holes = output.image;
+    for (std::size_t i = 0; i < holes.pixels.size(); ++i)
+      holes.pixels[i] =
+          (!output.holes.empty() && output.holes[i]) ? glm::vec3(1.0f, 0.0f, 0.0f) : 0.25f * holes.pixels[i];
+    stageImage(outputs, holes, m_holesFile, tone);
+  }
+  void printSummary(const display::RenderOutput& output) const override {
+    std::printf("reconstruction: %s, %.2f ms; %zu covered pixels, %zu holes (%.3f%%)\n", m_onCpu ? "CPU" : "GPU",
+                1e3 * output.reconstructionSeconds, output.coveredPixels, output.holePixels,
+                output.coveredPixels ? 100.0 * double(output.holePixels) / double(output.coveredPixels) : 0.0);
+  }
+
+private:
+  std::string m_storeFile, m_holesFile;
+  display::ReconstructionOptions m_reconstruction;
+  bool m_onCpu = false;
+  LayeredDepthCube m_store;
+};
 
 // The IBRR bake: its flags are BakeOptions' fields (bake/bake.hpp), checked by validateBakeOptions before any file is
 // read.
@@ -317,6 +372,7 @@ const Method kIbrrMethod = {
         return compareIbrr(context, "ibrr-paper",
                            [](bake::BakeOptions& bake) { bake = bake::paperConfiguration(bake); });
       }}},
-    &kIbrrDisplay};
+    &kIbrrDisplay,
+    [] { return std::unique_ptr<RenderInputs>(std::make_unique<IbrrRenderInputs>()); }};
 
 }  // namespace ibrr::app

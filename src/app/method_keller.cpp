@@ -1,5 +1,6 @@
 // Keller's instant radiosity (display/keller.hpp): nothing to precompute, every frame shades all the VPLs of
 // the bake's light paths with shadow hemicubes. Its row has no bake; in `ibrr compare` it lights IBRR's VPLs.
+#include "app/cli_support.hpp"
 #include "app/methods.hpp"
 #include "compare/method_run.hpp"
 #include "rays/vpl.hpp"
@@ -14,8 +15,24 @@ const display::RenderMethod kKellerDisplay{
     false,
     false,
     false,
-    {"--paths", "--seed", "--max-bounces", "--hemicube", "--indirect-hemicube", "--clamp", "--bias-compensation"},
     display::makeKellerPass};
+
+// What `ibrr render --method keller` reads: the light paths of a bake, and its bias compensation per pixel.
+class KellerRenderInputs final : public RenderInputs {
+public:
+  void declareFlags(MethodFlags& flags) override {
+    declareLightPathFlags(flags, m_vplOptions);
+    declareBiasCompensationSwitch(flags, m_vplOptions,
+                                  "on adds, per pixel, the light the clamp removed (as the bake does per layer) and "
+                                  "clamps at twice the uncompensated distance; off: the clamped frame, at the bake's "
+                                  "uncompensated distance");
+  }
+  void check(const MethodFlags&) const override { bake::validateBakeOptions(m_vplOptions); }
+  void load(const scene::Scene&, display::RenderSettings& settings) override { settings.vplOptions = m_vplOptions; }
+
+private:
+  bake::BakeOptions m_vplOptions;
+};
 
 // Keller's frame on IBRR's VPLs, with the per-pixel bias compensation (the default) or not ("keller-clamped").
 compare::MethodResult compareKeller(const compare::MethodContext& context, bool biasCompensation) {
@@ -57,6 +74,7 @@ const Method kKellerMethod = {
       [](const compare::MethodContext& context) { return compareKeller(context, true); }},
      {"keller-clamped", "the same Keller frame without the bias compensation",
       [](const compare::MethodContext& context) { return compareKeller(context, false); }}},
-    &kKellerDisplay};
+    &kKellerDisplay,
+    [] { return std::unique_ptr<RenderInputs>(std::make_unique<KellerRenderInputs>()); }};
 
 }  // namespace ibrr::app

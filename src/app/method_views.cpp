@@ -6,11 +6,11 @@ namespace ibrr::app {
 namespace {
 
 const display::RenderMethod kAlbedoDisplay{"albedo", "diffuse reflectance ρ (linear, with textures)", false, false,
-                                           true, {}, display::makeAlbedoPass};
+                                           true, display::makeAlbedoPass};
 const display::RenderMethod kNormalDisplay{"normal", "world-space shading normal facing the camera, as 0.5·n + 0.5",
-                                           false, false, false, {}, display::makeNormalPass};
+                                           false, false, false, display::makeNormalPass};
 const display::RenderMethod kEmissionDisplay{"emission", "emitted radiance L_e (front faces of emitters)", false, false,
-                                             true, {}, display::makeEmissionPass};
+                                             true, display::makeEmissionPass};
 
 }  // namespace
 

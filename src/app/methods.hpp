@@ -3,6 +3,7 @@
 // flags, read by `ibrr bake` (--method, the flags, mpirun) and `ibrr compare` (--methods, the report's rows).
 // Adding a method is one new file and one row in methods.cpp.
 #include "app/bake_command.hpp"
+#include "app/render_command.hpp"
 #include "compare/compare.hpp"
 #include "display/render_methods.hpp"
 
@@ -26,8 +27,10 @@ struct Method {
   // Its entries in `ibrr compare`, in the report's order (e.g. with and without the bias compensation).
   std::vector<compare::MethodRunner> comparisons;
   // How `ibrr render --method NAME`, the viewer and its compare entries show it; null for a method whose result
-  // another row shows (the lightmap solvers: "lightmap").
+  // another row shows (the lightmap solvers: "lightmap"). With it, what `ibrr render` gives its pass: the flags it
+  // reads and the files they name (null: none, as the G-buffer views).
   const display::RenderMethod* display = nullptr;
+  std::unique_ptr<RenderInputs> (*makeRenderInputs)() = nullptr;
 };
 
 // The rows, in --method's and the report's order: ibrr, keller, gather, progressive, stochastic, matrix, and the rows

@@ -95,9 +95,6 @@ struct RenderMethod {
   bool needsLightmap = false;  // true: --lightmap FILE is required
   // True for a display cheap enough to draw every frame; the viewer draws any other only when the view changes.
   bool interactive = true;
-  // The flags of `ibrr render` it reads besides the common ones (any other method's flag given with it is
-  // refused, naming the methods that read it).
-  std::vector<std::string_view> reads;
   // Makes the method's pass; throws ibrr::Error when the settings lack what it needs (a store, a lightmap).
   std::unique_ptr<RenderPass> (*create)(const PassInputs& inputs) = nullptr;
 

@@ -752,7 +752,9 @@ std::uint64_t atlasFingerprint(const LightmapAtlas& atlas) {
   return fnv1a64(std::as_bytes(std::span(atlas.triangleChart)), hash);
 }
 
-LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options) {
+namespace {
+// Throws ibrr::Error naming the option that lies out of its range.
+void checkAtlasOptions(const AtlasOptions& options) {
   if (!(options.texelsPerUnit >= 0.0f) || !std::isfinite(options.texelsPerUnit))
     throw Error("atlas: texels per unit must be ≥ 0 (0 = fit the target size), got " +
                 std::to_string(options.texelsPerUnit));
@@ -767,6 +769,11 @@ LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options)
                 "], got " + std::to_string(options.emitterRefinement));
   if (!(options.chartNormalCosine > -1.0f && options.chartNormalCosine <= 1.0f))
     throw Error("atlas: chart normal cosine must be in (-1, 1], got " + std::to_string(options.chartNormalCosine));
+}
+}  // namespace
+
+LightmapAtlas buildAtlas(const scene::Scene& scene, const AtlasOptions& options) {
+  checkAtlasOptions(options);
   const Stopwatch stopwatch;
 
   const std::vector<WorldTriangle> triangles = worldTriangles(scene);
