@@ -2,15 +2,26 @@
 
 #include "util/error.hpp"
 
-#include <array>
 
 namespace ibrr::app {
 
-std::span<const Method* const> methods() {
-  static const std::array<const Method*, 10> kMethods = {
-      &kIbrrMethod,   &kKellerMethod, &kGatherMethod,   &kProgressiveMethod, &kStochasticMethod,
-      &kMatrixMethod, &kAlbedoMethod, &kNormalMethod, &kEmissionMethod,    &kLightmapMethod};
-  return kMethods;
+namespace {
+// The table: the built-in rows, and the rows added by addMethod after them.
+std::vector<const Method*>& table() {
+  static std::vector<const Method*> rows = {&kIbrrMethod,        &kKellerMethod,     &kGatherMethod,
+                                            &kProgressiveMethod, &kStochasticMethod, &kMatrixMethod,
+                                            &kAlbedoMethod,      &kNormalMethod,     &kEmissionMethod,
+                                            &kLightmapMethod};
+  return rows;
+}
+}  // namespace
+
+std::span<const Method* const> methods() { return table(); }
+
+void addMethod(const Method& method) {
+  for (const Method* row : table())
+    if (row->name == method.name) throw Error("a method named '" + std::string(method.name) + "' is in the table");
+  table().push_back(&method);
 }
 
 std::vector<const display::RenderMethod*> renderMethods() {
@@ -33,14 +44,11 @@ const display::RenderMethod& findRenderMethod(std::string_view name) {
   throw Error("unknown method '" + std::string(name) + "'; choose one of: " + renderMethodNames());
 }
 
-const std::vector<compare::MethodRunner>& compareRunners() {
-  static const std::vector<compare::MethodRunner> kRunners = [] {
-    std::vector<compare::MethodRunner> runners;
-    for (const Method* method : methods())
-      runners.insert(runners.end(), method->comparisons.begin(), method->comparisons.end());
-    return runners;
-  }();
-  return kRunners;
+std::vector<compare::MethodRunner> compareRunners() {
+  std::vector<compare::MethodRunner> runners;
+  for (const Method* method : methods())
+    runners.insert(runners.end(), method->comparisons.begin(), method->comparisons.end());
+  return runners;
 }
 
 }  // namespace ibrr::app

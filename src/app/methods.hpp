@@ -38,6 +38,9 @@ struct Method {
 extern const Method kIbrrMethod, kKellerMethod, kGatherMethod, kProgressiveMethod, kStochasticMethod, kMatrixMethod;
 extern const Method kAlbedoMethod, kNormalMethod, kEmissionMethod, kLightmapMethod;
 std::span<const Method* const> methods();
+// Appends a row of a method defined outside this library (a plug-in: the tests' own method) to the table, before
+// any command is made; throws ibrr::Error when the table has a row of that name. The row must outlive the table.
+void addMethod(const Method& method);
 
 // The displays of the rows that have one, in table order (`ibrr render --method`, the viewer's modes).
 std::vector<const display::RenderMethod*> renderMethods();
@@ -50,7 +53,7 @@ std::string renderMethodNames();
 extern const display::RenderMethod kLightmapDisplay;
 
 // Every row's compare entries, in table order.
-const std::vector<compare::MethodRunner>& compareRunners();
+std::vector<compare::MethodRunner> compareRunners();
 
 // What the IBRR row and Keller's share in a comparison: the IBRR bake's options at the comparison's quality
 // (Keller's frame lights the same VPLs), and those options as the report's settings JSON.

@@ -14,6 +14,7 @@
 #include "scene/scene.hpp"
 #include "util/image.hpp"
 
+#include <any>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,7 @@ struct RenderSettings {
   const lightmap::Lightmap* lightmap = nullptr;            // lightmap: the solved lightmap (required)
   const lightmap::LightmapAtlas* lightmapAtlas = nullptr;  // lightmap: its atlas, rebuilt when null
   const lightmap::PatchList* lightmapPatches = nullptr;    // lightmap: that atlas's patches, rasterised when null
+  std::any methodInputs;  // a display defined outside this library: its own inputs (its pass knows their type)
 };
 
 struct RenderRequest {
