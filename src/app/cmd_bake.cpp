@@ -20,7 +20,7 @@ namespace {
 struct BakeCommand {
   std::string scene;
   std::string output;
-  std::string method = "ibrr";
+  std::string method{defaultBakeMethod()};
   std::vector<const Method*> methods;
   std::vector<std::unique_ptr<BakeMethod>> bakes;  // methods[k]'s
   std::deque<MethodFlags> flags;                   // bakes[k]'s declared flags (stable: `declared` points in)

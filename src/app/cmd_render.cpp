@@ -62,9 +62,6 @@ scene::Camera chooseCamera(const scene::Scene& scene, const RenderOptions& optio
   return camera;
 }
 
-// The view shown when neither --method nor an input of one display is given.
-constexpr const char* kDefaultRenderMethod = "albedo";
-
 // The display the flags ask for: --method, else the display whose input file was given (one that needs a file and
 // declares a flag given: --store is ibrr's, --lightmap and --matrix the lightmap's), else the albedo view.
 std::size_t chosenDisplay(const CLI::App& command, const RenderCommand& render) {
@@ -75,7 +72,7 @@ std::size_t chosenDisplay(const CLI::App& command, const RenderCommand& render) 
       for (const MethodFlags::Declared& declared : render.flags[k].declared())
         if (command.get_option(declared.flag)->count() > 0) return k;
   }
-  const std::string wanted = name.empty() ? kDefaultRenderMethod : name;
+  const std::string wanted = name.empty() ? std::string(defaultRenderMethod()) : name;
   for (std::size_t k = 0; k < render.rows.size(); ++k)
     if (render.rows[k]->display->name == wanted) return k;
   throw Error("unknown method '" + wanted + "'; choose one of: " + renderMethodNames());

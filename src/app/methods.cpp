@@ -44,6 +44,14 @@ const display::RenderMethod& findRenderMethod(std::string_view name) {
   throw Error("unknown method '" + std::string(name) + "'; choose one of: " + renderMethodNames());
 }
 
+std::string_view defaultBakeMethod() {
+  for (const Method* method : methods())
+    if (method->makeBake) return method->name;
+  return {};
+}
+
+std::string_view defaultRenderMethod() { return kAlbedoMethod.name; }
+
 std::vector<compare::MethodRunner> compareRunners() {
   std::vector<compare::MethodRunner> runners;
   for (const Method* method : methods())

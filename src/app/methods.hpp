@@ -48,6 +48,10 @@ std::vector<const display::RenderMethod*> renderMethods();
 const display::RenderMethod& findRenderMethod(std::string_view name);
 // "ibrr, keller, albedo, normal, emission, lightmap" for help texts.
 std::string renderMethodNames();
+// What `ibrr bake` makes without --method (the first row with a bake: ibrr), and what `ibrr render` shows when
+// neither --method nor an input file is given (the albedo view).
+std::string_view defaultBakeMethod();
+std::string_view defaultRenderMethod();
 
 // The lightmap row's display, which the lightmap solvers' compare entries draw their lightmaps with.
 extern const display::RenderMethod kLightmapDisplay;
