@@ -1,6 +1,7 @@
 #pragma once
 // The exceptions: Error for bad input (files, parameters, data handed in by a caller), its message naming the
-// offending file or parameter and saying what to do about it; InternalError, thrown by IBRR_CHECK, for a state
+// offending file or parameter and saying what to do about it; OptionError, an Error, for a setting refused before
+// any work; InternalError, thrown by IBRR_CHECK, for a state
 // the code's own logic rules out (a bug), naming the condition and where it failed.
 
 #include <stdexcept>
@@ -11,6 +12,13 @@ namespace ibrr {
 class Error : public std::runtime_error {
 public:
   explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A setting out of its range or a combination of settings refused (a flag's value, a field of an options struct),
+// found before any work; `ibrr` exits 2 on it, as on any command line it refuses.
+class OptionError : public Error {
+public:
+  using Error::Error;
 };
 
 // A broken invariant. It is an Error, so that every command reports it as one line and exits non-zero.

@@ -282,7 +282,7 @@ std::optional<RetrievalFilter> retrievalFilterNamed(std::string_view name) {
 
 RetrievalFilter parseRetrievalFilter(std::string_view name, std::string_view what) {
   if (const std::optional<RetrievalFilter> filter = retrievalFilterNamed(name)) return *filter;
-  throw Error(std::string(what) + " '" + std::string(name) + "': choose none, box or bilinear");
+  throw OptionError(std::string(what) + " '" + std::string(name) + "': choose none, box or bilinear");
 }
 
 LayeredDepthCube merge(const LayeredDepthCube& a, const LayeredDepthCube& b) {

@@ -253,6 +253,24 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     CHECK_THAT(result.err, Contains("no usable GPU"));
     CHECK(test::readText(output) == "precious earlier result");
   }
+  SECTION("a bad command line exits 2, whatever refuses it: the parser, a method's table, a setting's range") {
+    for (const std::vector<std::string>& arguments :
+         {std::vector<std::string>{"bake", "cornell", "--hemicube", "63", "-o", (folder / "x.ibrr").string()},
+          {"bake", "cornell", "--splat", "round", "-o", (folder / "x.ibrr").string()},
+          {"bake", "cornell", "--method", "gather", "--atlas", "4", "-o", (folder / "x.lightmap").string()},
+          {"bake", "cornell", "--paths", "-3", "-o", (folder / "x.ibrr").string()},
+          {"render", "cornell", "--tone", "sepia", "-o", output.string()},
+          {"render", "cornell", "--method", "albdeo", "-o", output.string()},
+          {"render", "cornell", "--method", "albedo", "--filter", "box", "-o", output.string()}}) {
+      const test::CommandResult result = test::runIbrr(arguments);
+      INFO(result.err);
+      CHECK(result.exitCode == 2);
+      CHECK(lineCount(result.err) == 1);
+    }
+    // A file that cannot be read is bad input, not a bad command line.
+    CHECK(test::runIbrr({"render", "cornell", "--store", (folder / "absent.ibrr").string(), "-o", output.string()})
+              .exitCode == 1);
+  }
   SECTION("unknown flag") {
     const test::CommandResult result = test::runIbrr({"render", "cornell", "--sise", "4x4", "-o", output.string()});
     CHECK(result.exitCode == 2);

@@ -34,13 +34,13 @@ void AtlasFlags::declare(MethodFlags& flags, int defaultSize, bool refinesNearLi
 lightmap::AtlasOptions AtlasFlags::options(const MethodFlags& flags, int defaultSize) const {
   lightmap::AtlasOptions atlasOptions;
   if (flags.given("--texel-density")) {
-    if (flags.given("--atlas")) throw Error("--texel-density and --atlas both size the atlas: give one of them");
+    if (flags.given("--atlas")) throw OptionError("--texel-density and --atlas both size the atlas: give one of them");
     atlasOptions.texelsPerUnit = texelDensityFlag(texelDensity);
   } else {
     atlasOptions.targetSize = atlasSideFlag(flags.given("--atlas") ? atlasSize : defaultSize);
   }
   if (emitterRefinement < 1 || emitterRefinement > lightmap::kMaxEmitterRefinement)
-    throw Error("--refine-near-lights " + std::to_string(emitterRefinement) + ": give a factor from 1 to " +
+    throw OptionError("--refine-near-lights " + std::to_string(emitterRefinement) + ": give a factor from 1 to " +
                 std::to_string(lightmap::kMaxEmitterRefinement));
   atlasOptions.emitterRefinement = emitterRefinement;
   return atlasOptions;

@@ -72,7 +72,7 @@ void declareBiasCompensationSwitch(MethodFlags& flags, bake::BakeOptions& b, con
   flags.choice(
       "--bias-compensation",
       [&b](const std::string& value) {
-        if (value != "on" && value != "off") throw Error("--bias-compensation '" + value + "': choose on or off");
+        if (value != "on" && value != "off") throw OptionError("--bias-compensation '" + value + "': choose on or off");
         b.biasCompensation = value == "on";
       },
       b.biasCompensation ? "on" : "off", help);
@@ -93,7 +93,7 @@ void declareBiasCompensationFlags(MethodFlags& flags, bake::BakeOptions& b) {
 
 int atlasSideFlag(int side) {
   if (side < lightmap::kMinAtlasTargetSize || side > lightmap::kMaxAtlasTargetSize)
-    throw Error("--atlas " + std::to_string(side) + ": give an atlas side in [" +
+    throw OptionError("--atlas " + std::to_string(side) + ": give an atlas side in [" +
                 std::to_string(lightmap::kMinAtlasTargetSize) + ", " + std::to_string(lightmap::kMaxAtlasTargetSize) +
                 "] texels");
   return side;
@@ -101,7 +101,7 @@ int atlasSideFlag(int side) {
 
 float texelDensityFlag(float density) {
   if (!(density > 0.0f) || !std::isfinite(density))
-    throw Error("--texel-density " + std::to_string(density) + ": give texels per scene unit > 0");
+    throw OptionError("--texel-density " + std::to_string(density) + ": give texels per scene unit > 0");
   return density;
 }
 

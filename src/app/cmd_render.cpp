@@ -75,16 +75,16 @@ std::size_t chosenDisplay(const CLI::App& command, const RenderCommand& render) 
   const std::string wanted = name.empty() ? std::string(defaultRenderMethod()) : name;
   for (std::size_t k = 0; k < render.rows.size(); ++k)
     if (render.rows[k]->display->name == wanted) return k;
-  throw Error("unknown method '" + wanted + "'; choose one of: " + renderMethodNames());
+  throw OptionError("unknown method '" + wanted + "'; choose one of: " + renderMethodNames());
 }
 
 // Fails on bad common arguments before any work, never after.
 void checkCommonArguments(const RenderOptions& options) {
   checkOutputPath(options.output);
   if (options.tone != "srgb" && options.tone != "filmic")
-    throw Error("--tone '" + options.tone + "': choose srgb or filmic");
+    throw OptionError("--tone '" + options.tone + "': choose srgb or filmic");
   if (options.supersample < 1 || options.supersample > kMaxSupersample)
-    throw Error("--supersample must be in [1, " + std::to_string(kMaxSupersample) + "]");
+    throw OptionError("--supersample must be in [1, " + std::to_string(kMaxSupersample) + "]");
 }
 
 // Renders factor² samples a pixel on a rotated grid and averages them (util/supersample.hpp); a pixel is a hole

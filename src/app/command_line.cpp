@@ -46,6 +46,8 @@ Failure describeCurrentException() {
     return {1, stopped.what(), true};
   } catch (const ibrr::InternalError& error) {  // a bug: its own exit code, so that scripts can tell it from bad input
     return {4, error.what()};
+  } catch (const ibrr::OptionError& error) {  // a setting the command line gave, refused before any work
+    return {2, std::string("error: ") + error.what()};
   } catch (const ibrr::Error& error) {
     return {1, std::string("error: ") + error.what()};
   } catch (const std::bad_alloc&) {

@@ -34,7 +34,7 @@ public:
     flags.choice(
         "--reconstruct",
         [this](const std::string& value) {
-          if (value != "gpu" && value != "cpu") throw Error("--reconstruct '" + value + "': choose gpu or cpu");
+          if (value != "gpu" && value != "cpu") throw OptionError("--reconstruct '" + value + "': choose gpu or cpu");
           m_onCpu = value == "cpu";
         },
         "gpu", "the reconstruction on the gpu (compute shader) or cpu (TBB)");
@@ -48,9 +48,9 @@ public:
   }
   void check(const MethodFlags&) const override {
     if (m_storeFile.empty())
-      throw Error("--method ibrr needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
+      throw OptionError("--method ibrr needs a store: --store FILE (make one with 'ibrr bake SCENE -o FILE')");
     if (m_reconstruction.filterRadius < 0 || m_reconstruction.filterRadius > 8)
-      throw Error("--filter-radius must be in [0, 8]");
+      throw OptionError("--filter-radius must be in [0, 8]");
     if (!m_holesFile.empty()) checkOutputPath(m_holesFile);
   }
   void load(const scene::Scene& scene, display::RenderSettings& settings) override {
@@ -102,7 +102,7 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
   flags.choice(
       "--splat",
       [&b](const std::string& value) {
-        if (value != "box" && value != "gauss") throw Error("--splat '" + value + "': choose box or gauss");
+        if (value != "box" && value != "gauss") throw OptionError("--splat '" + value + "': choose box or gauss");
         b.splat = value == "box" ? SplatKernel::Box : SplatKernel::Gaussian;
       },
       "box", "splat kernel: box (the paper's) or gauss");
@@ -110,7 +110,7 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
       "--warp",
       [&b](const std::string& value) {
         const std::optional<bake::WarpDevice> warp = bake::parseWarpDevice(value);
-        if (!warp) throw Error("--warp '" + value + "': choose auto, cpu or gpu");
+        if (!warp) throw OptionError("--warp '" + value + "': choose auto, cpu or gpu");
         b.warp = *warp;
       },
       bake::warpDeviceName(b.warp),
@@ -127,7 +127,7 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
       [&b](const std::string& value) {
         const std::optional<bake::DirectLight> direct = value == "auto" ? bake::BakeOptions{}.direct
                                                                         : bake::parseDirectLight(value);
-        if (!direct) throw Error("--direct '" + value + "' for --method ibrr: choose vpl, rays or auto (rays)");
+        if (!direct) throw OptionError("--direct '" + value + "' for --method ibrr: choose vpl, rays or auto (rays)");
         b.direct = *direct;
       },
       "auto",

@@ -57,13 +57,13 @@ public:
   void check(const MethodFlags&) const override {
     const bool relit = !m_matrixFile.empty();
     if (relit && !m_lightmapFile.empty())
-      throw Error("--matrix relights a lightmap; give --matrix FILE or --lightmap FILE, not both");
+      throw OptionError("--matrix relights a lightmap; give --matrix FILE or --lightmap FILE, not both");
     if (!m_moves.empty() && !relit)
-      throw Error(
+      throw OptionError(
           "--move-light needs --matrix FILE (make one with 'ibrr bake SCENE --method matrix --save-matrix FILE -o "
           "X.lightmap')");
     if (m_lightmapFile.empty() && !relit)
-      throw Error(
+      throw OptionError(
           "--method lightmap needs a lightmap: --lightmap FILE (make one with 'ibrr bake SCENE --method gather -o "
           "FILE.lightmap')");
   }

@@ -68,7 +68,7 @@ void MatrixBake::declareFlags(MethodFlags& flags) {
 void MatrixBake::run(const BakeRun& run) {
   checkLightmapOutputs(run.output, m_saveMatrix);
   if (!m_saveMatrix.empty() && std::filesystem::path(m_saveMatrix) == std::filesystem::path(run.output))
-    throw Error("--save-matrix " + m_saveMatrix + ": give a file other than the lightmap (-o)");
+    throw OptionError("--save-matrix " + m_saveMatrix + ": give a file other than the lightmap (-o)");
   const lightmap::MatrixOptions settings = m_settings;
   lightmap::validateMatrixOptions(settings);
   const lightmap::AtlasOptions atlasOptions = m_atlas.options(run.flags, lightmap::kDefaultMatrixAtlasSize);

@@ -34,7 +34,7 @@ public:
           else if (value == "average")
             m_settings.shootFrom = lightmap::StochasticShootFrom::RunningAverage;
           else
-            throw Error("--shoot '" + value + "': choose iterate (the last iterate) or average (the paper's)");
+            throw OptionError("--shoot '" + value + "': choose iterate (the last iterate) or average (the paper's)");
         },
         "iterate",
         "what the shooters carry: iterate (the last iterate, then averaged: error falls as 1/√m) or average (the "

@@ -197,45 +197,45 @@ rays::VplSet generateBakeVpls(const scene::Scene& scene, const BakeOptions& opti
 
 void validateBakeOptions(const BakeOptions& options) {
   auto even = [](int value) { return value >= 2 && value <= 4096 && value % 2 == 0; };
-  if (options.paths == 0) throw Error("--paths must be at least 1");
+  if (options.paths == 0) throw OptionError("--paths must be at least 1");
   if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
-    throw Error("--budget must be a non-negative number of seconds");
+    throw OptionError("--budget must be a non-negative number of seconds");
   if (!even(options.hemicubeResolution))
-    throw Error("--hemicube " + std::to_string(options.hemicubeResolution) + ": must be even, in [2, 4096]");
+    throw OptionError("--hemicube " + std::to_string(options.hemicubeResolution) + ": must be even, in [2, 4096]");
   if (!even(options.indirectHemicubeResolution))
-    throw Error("--indirect-hemicube " + std::to_string(options.indirectHemicubeResolution) +
+    throw OptionError("--indirect-hemicube " + std::to_string(options.indirectHemicubeResolution) +
                 ": must be even, in [2, 4096]");
-  if (options.maxBounces > 1000) throw Error("--max-bounces must be at most 1000");
+  if (options.maxBounces > 1000) throw OptionError("--max-bounces must be at most 1000");
   if (options.gpuBatchHemicubes < 0 || options.gpuBatchHemicubes > kMaxGpuBatchHemicubes)
-    throw Error("--gpu-batch " + std::to_string(options.gpuBatchHemicubes) + ": must be in [0, " +
+    throw OptionError("--gpu-batch " + std::to_string(options.gpuBatchHemicubes) + ": must be in [0, " +
                 std::to_string(kMaxGpuBatchHemicubes) + "] (0: from the GPU's memory)");
-  if (!std::isfinite(options.geometryClamp)) throw Error("--clamp must be finite (0 = off, negative = automatic)");
+  if (!std::isfinite(options.geometryClamp)) throw OptionError("--clamp must be finite (0 = off, negative = automatic)");
   if (options.ldcResolution < kMinResolution || options.ldcResolution > kMaxResolution)
-    throw Error("--ldc " + std::to_string(options.ldcResolution) + ": must be in [" + std::to_string(kMinResolution) +
+    throw OptionError("--ldc " + std::to_string(options.ldcResolution) + ": must be in [" + std::to_string(kMinResolution) +
                 ", " + std::to_string(kMaxResolution) + "] (the paper used 128-512)");
   if (options.biasRays == 0 || options.biasRays > kMaxBiasCompensationRays)
-    throw Error("--bias-rays " + std::to_string(options.biasRays) + ": must be in [1, " +
+    throw OptionError("--bias-rays " + std::to_string(options.biasRays) + ": must be in [1, " +
                 std::to_string(kMaxBiasCompensationRays) + "]");
   if (options.biasPasses == 0 || options.biasPasses > kMaxBiasCompensationPasses)
-    throw Error("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
+    throw OptionError("--bias-passes " + std::to_string(options.biasPasses) + ": must be in [1, " +
                 std::to_string(kMaxBiasCompensationPasses) + "]");
   if (options.indirectLdcResolution > 0 &&
       (options.indirectLdcResolution < kMinResolution || options.indirectLdcResolution > options.ldcResolution))
-    throw Error("--indirect-ldc " + std::to_string(options.indirectLdcResolution) + ": must be in [" +
+    throw OptionError("--indirect-ldc " + std::to_string(options.indirectLdcResolution) + ": must be in [" +
                 std::to_string(kMinResolution) + ", --ldc " + std::to_string(options.ldcResolution) + "]");
   constexpr std::uint32_t kMaxDirectCount = 1024;
   if (options.directPoints == 0 || options.directPoints > kMaxDirectCount)
-    throw Error("--direct-points " + std::to_string(options.directPoints) + ": must be in [1, " +
+    throw OptionError("--direct-points " + std::to_string(options.directPoints) + ": must be in [1, " +
                 std::to_string(kMaxDirectCount) + "]");
   if (options.directSamples == 0 || options.directSamples > kMaxDirectCount)
-    throw Error("--direct-samples " + std::to_string(options.directSamples) + ": must be in [1, " +
+    throw OptionError("--direct-samples " + std::to_string(options.directSamples) + ": must be in [1, " +
                 std::to_string(kMaxDirectCount) + "]");
   const std::uint32_t endPath = options.shareEnd();
   if (options.firstPath >= endPath || endPath > options.paths)
-    throw Error("the light-path share [" + std::to_string(options.firstPath) + ", " + std::to_string(endPath) +
+    throw OptionError("the light-path share [" + std::to_string(options.firstPath) + ", " + std::to_string(endPath) +
                 ") is not a non-empty part of the " + std::to_string(options.paths) + " paths");
   if (options.isShare() && options.timeBudgetSeconds > 0.0)
-    throw Error("--budget stops a whole bake; a distributed bake's share cannot stop on time");
+    throw OptionError("--budget stops a whole bake; a distributed bake's share cannot stop on time");
 }
 
 WarpDevice resolveWarpDevice(WarpDevice requested) {

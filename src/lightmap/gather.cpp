@@ -40,19 +40,19 @@ void validateGatherOptions(const GatherOptions& options) {
   if (options.indirectHemicubeResolution != 0) {
     requireEvenResolution(options.indirectHemicubeResolution, "--indirect-hemicube");
     if (options.indirectHemicubeResolution > options.hemicubeResolution)
-      throw Error("--indirect-hemicube " + std::to_string(options.indirectHemicubeResolution) + " exceeds --hemicube " +
+      throw OptionError("--indirect-hemicube " + std::to_string(options.indirectHemicubeResolution) + " exceeds --hemicube " +
                   std::to_string(options.hemicubeResolution) +
                   ": the later gathers see only reflected light and need no finer hemicube than the first");
   }
   if (options.layersPerBatch < 0 || options.layersPerBatch > 2048)
-    throw Error("--layers " + std::to_string(options.layersPerBatch) +
+    throw OptionError("--layers " + std::to_string(options.layersPerBatch) +
                 ": hemicubes per batch must be in [1, 2048], or 0 for automatic");
   if (options.maxIterations < 1 || options.maxIterations > 100000)
-    throw Error("--iterations " + std::to_string(options.maxIterations) + ": give at least 1 iteration");
+    throw OptionError("--iterations " + std::to_string(options.maxIterations) + ": give at least 1 iteration");
   if (!(options.tolerance >= 0.0) || !std::isfinite(options.tolerance))
-    throw Error("--tolerance " + std::to_string(options.tolerance) + ": give a relative change ≥ 0 (e.g. 0.01)");
+    throw OptionError("--tolerance " + std::to_string(options.tolerance) + ": give a relative change ≥ 0 (e.g. 0.01)");
   if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
-    throw Error("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
+    throw OptionError("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
 }
 
 int automaticLayersPerBatch(int resolution, bool softwareRenderer) {

@@ -22,25 +22,25 @@ bool anyNonEmissiveTriangle(const scene::Scene& scene) {
 
 void validateMatrixOptions(const MatrixOptions& options) {
   if (options.bounces < 1 || options.bounces > 64)
-    throw Error("--bounces " + std::to_string(options.bounces) +
+    throw OptionError("--bounces " + std::to_string(options.bounces) +
                 ": give k in [1, 64] (bounces in the k-bounce matrix)");
   const int h = options.hemicubeResolution;
   if (h < 2 || h % 2 != 0 || h > 1024)
-    throw Error("--hemicube " + std::to_string(h) + ": the hemicube resolution must be even and in [2, 1024]");
+    throw OptionError("--hemicube " + std::to_string(h) + ": the hemicube resolution must be even and in [2, 1024]");
   if (options.layersPerBatch < 0 || options.layersPerBatch > 2048)
-    throw Error("--layers " + std::to_string(options.layersPerBatch) +
+    throw OptionError("--layers " + std::to_string(options.layersPerBatch) +
                 ": hemicubes per batch must be in [1, 2048], or 0 for automatic");
   if (options.lightSamples < 1 || options.lightSamples > 65536)
-    throw Error("--light-samples " + std::to_string(options.lightSamples) +
+    throw OptionError("--light-samples " + std::to_string(options.lightSamples) +
                 ": give shadow rays per patch and light in [1, 65536]");
   if (options.maxPatches < 1 || options.maxPatches > 20000)
-    throw Error("--max-patches " + std::to_string(options.maxPatches) +
+    throw OptionError("--max-patches " + std::to_string(options.maxPatches) +
                 ": give a patch limit in [1, 20000] (the dense matrix takes 12·n² bytes)");
   if (!(options.exactFraction >= 0.0 && options.exactFraction <= 1.0))
-    throw Error("--exact-fraction " + std::to_string(options.exactFraction) +
+    throw OptionError("--exact-fraction " + std::to_string(options.exactFraction) +
                 ": give the fraction of each row kept exact in [0, 1] (the paper: 0.04)");
   if (!(options.logRange > 0.0f && options.logRange <= 64.0f))
-    throw Error("--log-range " + std::to_string(options.logRange) +
+    throw OptionError("--log-range " + std::to_string(options.logRange) +
                 ": give the natural-log range kept below each row's maximum in (0, 64] (e.g. 16)");
 }
 
@@ -72,17 +72,17 @@ const char* matrixReorderName(MatrixReorder reorder) {
 MatrixDirect parseMatrixDirect(const std::string& name) {
   for (const MatrixDirect d : {MatrixDirect::Auto, MatrixDirect::Rays, MatrixDirect::Matrix})
     if (name == matrixDirectName(d)) return d;
-  throw Error("--direct " + name + ": give auto, rays or matrix");
+  throw OptionError("--direct " + name + ": give auto, rays or matrix");
 }
 MatrixStorage parseMatrixStorage(const std::string& name) {
   for (const MatrixStorage s : {MatrixStorage::Dense, MatrixStorage::Compressed})
     if (name == matrixStorageName(s)) return s;
-  throw Error("--storage " + name + ": give dense or compressed");
+  throw OptionError("--storage " + name + ": give dense or compressed");
 }
 MatrixReorder parseMatrixReorder(const std::string& name) {
   for (const MatrixReorder r : {MatrixReorder::None, MatrixReorder::Rows, MatrixReorder::RowsColumns})
     if (name == matrixReorderName(r)) return r;
-  throw Error("--reorder " + name + ": give none, rows or rows-columns");
+  throw OptionError("--reorder " + name + ": give none, rows or rows-columns");
 }
 
 std::string matrixSettingsJson(const MatrixOptions& options, MatrixDirect resolvedDirect) {

@@ -38,25 +38,25 @@ struct GpuChoice {
 
 void validateProgressiveOptions(const ProgressiveOptions& options) {
   if (options.clusterTexels < 1 || options.clusterTexels > 64)
-    throw Error("--cluster " + std::to_string(options.clusterTexels) + ": give a block side in [1, 64] texels");
+    throw OptionError("--cluster " + std::to_string(options.clusterTexels) + ": give a block side in [1, 64] texels");
   if (options.emitterClusterTexels < 1 || options.emitterClusterTexels > 64)
-    throw Error("--emitter-cluster " + std::to_string(options.emitterClusterTexels) +
+    throw OptionError("--emitter-cluster " + std::to_string(options.emitterClusterTexels) +
                 ": give a block side in [1, 64] texels");
   if (options.hemisphereResolution < 16 || options.hemisphereResolution > 4096)
-    throw Error("--hemisphere " + std::to_string(options.hemisphereResolution) +
+    throw OptionError("--hemisphere " + std::to_string(options.hemisphereResolution) +
                 ": the visibility buffer's side must be in [16, 4096] pixels");
   if (!(options.maxEdgeFraction >= 0.0 && options.maxEdgeFraction <= 1.0))
-    throw Error("--max-edge " + std::to_string(options.maxEdgeFraction) +
+    throw OptionError("--max-edge " + std::to_string(options.maxEdgeFraction) +
                 ": give a fraction of the scene diagonal in [0, 1] (0 = no tessellation)");
   if (!(options.residualFraction >= 0.0 && options.residualFraction < 1.0))
-    throw Error("--residual " + std::to_string(options.residualFraction) +
+    throw OptionError("--residual " + std::to_string(options.residualFraction) +
                 ": give a fraction of the emitted power in [0, 1) (e.g. 0.01; 0 = off)");
   if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
-    throw Error("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
+    throw OptionError("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
   if (options.adaptive.depth > 0) validateQuadtreeOptions(options.adaptive);
-  if (options.splitEveryShots < 1) throw Error("--split-every 0: give a number of shots ≥ 1");
+  if (options.splitEveryShots < 1) throw OptionError("--split-every 0: give a number of shots ≥ 1");
   if (options.residualFraction == 0.0 && options.maxShots == 0 && options.timeBudgetSeconds == 0.0)
-    throw Error("--residual 0 with no --shots and no --time-budget would never stop: give one of them");
+    throw OptionError("--residual 0 with no --shots and no --time-budget would never stop: give one of them");
 }
 
 std::string progressiveSettingsJson(const ProgressiveOptions& options) {

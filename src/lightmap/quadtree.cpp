@@ -52,11 +52,11 @@ struct CellGrid {
 
 void validateQuadtreeOptions(const QuadtreeOptions& options) {
   if (options.depth < 1 || options.depth > 6)
-    throw Error("--max-depth " + std::to_string(options.depth) + ": give 1 to 6 levels of splitting");
+    throw OptionError("--max-depth " + std::to_string(options.depth) + ": give 1 to 6 levels of splitting");
   if (options.leafElements < 1 || options.leafElements > 32)
-    throw Error("--leaf-texels " + std::to_string(options.leafElements) + ": give a leaf side in [1, 32] texels");
+    throw OptionError("--leaf-texels " + std::to_string(options.leafElements) + ": give a leaf side in [1, 32] texels");
   if (!(options.splitThreshold > 0.0) || !std::isfinite(options.splitThreshold))
-    throw Error("--split-gradient " + std::to_string(options.splitThreshold) +
+    throw OptionError("--split-gradient " + std::to_string(options.splitThreshold) +
                 ": give a relative second difference > 0 (e.g. 1)");
 }
 

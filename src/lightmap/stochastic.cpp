@@ -63,24 +63,24 @@ float uniformFloat(std::mt19937_64& random) { return float(random() >> 40) * 0x1
 
 void validateStochasticOptions(const StochasticOptions& options) {
   if (options.shootersPerIteration < 1 || options.shootersPerIteration > kMaxShooters)
-    throw Error("--shooters " + std::to_string(options.shootersPerIteration) + ": give shooters per iteration in [1, " +
+    throw OptionError("--shooters " + std::to_string(options.shootersPerIteration) + ": give shooters per iteration in [1, " +
                 std::to_string(kMaxShooters) + "]");
   if (options.clusterTexels < 1 || options.clusterTexels > kMaxClusterTexels)
-    throw Error("--cluster " + std::to_string(options.clusterTexels) + ": give a block side in [1, " +
+    throw OptionError("--cluster " + std::to_string(options.clusterTexels) + ": give a block side in [1, " +
                 std::to_string(kMaxClusterTexels) + "] texels");
   if (options.emitterClusterTexels < 1 || options.emitterClusterTexels > kMaxClusterTexels)
-    throw Error("--emitter-cluster " + std::to_string(options.emitterClusterTexels) + ": give a block side in [1, " +
+    throw OptionError("--emitter-cluster " + std::to_string(options.emitterClusterTexels) + ": give a block side in [1, " +
                 std::to_string(kMaxClusterTexels) + "] texels");
   if (options.hemisphereResolution < 16 || options.hemisphereResolution > 4096)
-    throw Error("--hemisphere " + std::to_string(options.hemisphereResolution) +
+    throw OptionError("--hemisphere " + std::to_string(options.hemisphereResolution) +
                 ": the visibility buffer's side must be in [16, 4096] pixels");
   if (!(options.maxEdgeFraction >= 0.0 && options.maxEdgeFraction <= 1.0))
-    throw Error("--max-edge " + std::to_string(options.maxEdgeFraction) +
+    throw OptionError("--max-edge " + std::to_string(options.maxEdgeFraction) +
                 ": give a fraction of the scene diagonal in [0, 1] (0 = no tessellation)");
   if (!(options.timeBudgetSeconds >= 0.0) || !std::isfinite(options.timeBudgetSeconds))
-    throw Error("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
+    throw OptionError("--time-budget " + std::to_string(options.timeBudgetSeconds) + ": give seconds ≥ 0 (0 = none)");
   if (options.iterations == 0 && options.timeBudgetSeconds == 0.0)
-    throw Error("--iterations 0 with no --time-budget would never stop: give one of them");
+    throw OptionError("--iterations 0 with no --time-budget would never stop: give one of them");
 }
 
 std::string stochasticSettingsJson(const StochasticOptions& options) {
