@@ -112,21 +112,6 @@ std::string listOfNames(std::span<const std::string_view> names) {
   return list;
 }
 
-void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::span<const FlagReader> readers) {
-  for (const CLI::Option* option : command.get_options()) {
-    if (option->count() == 0) continue;
-    const std::string flag = option->get_name();
-    std::vector<std::string_view> readersOfFlag;
-    bool readByChosen = false;
-    for (const FlagReader& reader : readers)
-      if (std::find(reader.reads.begin(), reader.reads.end(), flag) != reader.reads.end()) {
-        readersOfFlag.push_back(reader.method);
-        readByChosen = readByChosen || reader.method == chosen;
-      }
-    if (!readersOfFlag.empty() && !readByChosen) throw foreignFlagError(command, flag, chosen, readersOfFlag);
-  }
-}
-
 CLI::ValidationError foreignFlagError(const CLI::App& command, const std::string& flag, std::string_view chosen,
                                       std::span<const std::string_view> readers) {
   return CLI::ValidationError(flag + " is not a setting of --method " + std::string(chosen) + "; --method " +

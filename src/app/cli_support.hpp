@@ -44,21 +44,12 @@ struct ReferenceSidecar {
 ReferenceSidecar readReferenceSidecar(const std::filesystem::path& reference);
 
 // --atlas S and --texel-density D of the commands that build a lightmap atlas (bake, export): the value, or
-// ibrr::Error naming the flag when it is out of range (lightmap::kMinAtlasTargetSize..kMaxAtlasTargetSize; D > 0).
+// ibrr::OptionError naming the flag when it is out of range (lightmap::kMinAtlasTargetSize..kMaxAtlasTargetSize; D > 0).
 int atlasSideFlag(int side);
 float texelDensityFlag(float density);
 
-// A method of a command's table and the flags of the command it reads.
-struct FlagReader {
-  std::string_view method;
-  std::span<const std::string_view> reads;
-};
 // "a, b or c".
 std::string listOfNames(std::span<const std::string_view> names);
-// Refuses (CLI::ValidationError) the first flag given on `command` that the chosen method does not read but another
-// method of `readers` does, naming those: "--filter is not a setting of --method albedo; --method ibrr reads it (see
-// ibrr render --help)". A flag no method reads is common to all.
-void refuseFlagsNotRead(const CLI::App& command, std::string_view chosen, std::span<const FlagReader> readers);
 // The refusal of `flag` given with --method `chosen`, which the methods `readers` read.
 CLI::ValidationError foreignFlagError(const CLI::App& command, const std::string& flag, std::string_view chosen,
                                       std::span<const std::string_view> readers);

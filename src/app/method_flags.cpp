@@ -120,6 +120,7 @@ void assignGivenFlags(const CLI::App& command, const CommandFlags& flags, std::s
 
 void addFlagsToCommand(CLI::App& command, const MethodFlags& flags) {
   for (const MethodFlags::Declared& declared : flags.declared()) {
+    IBRR_CHECK(!declared.repeatable, "a command of one method's flags takes no repeatable flag (" + declared.flag + ")");
     if (!declared.takesValue) {
       command.add_flag_callback(declared.flag, [assign = declared.assign] { (void)assign(""); }, declared.help);
       continue;

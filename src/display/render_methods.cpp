@@ -25,12 +25,18 @@ double finishAndTake(Stopwatch& stopwatch) {
 // The camera G-buffer of a pass, re-made only when the frame's size changes.
 class CameraGBuffer {
 public:
-  GBuffer& render(const PassInputs& inputs, const scene::Camera& camera, int width, int height, int supersample) {
+  // Draws it, after waiting for what was drawn before (so that nothing of it is charged here), and puts the
+  // milliseconds it took, to its own glFinish, in `sceneMs`.
+  GBuffer& render(const PassInputs& inputs, const scene::Camera& camera, int width, int height, int supersample,
+                  double& sceneMs) {
+    glFinish();
+    Stopwatch stopwatch;
     if (!m_gbuffer || m_gbuffer->width() != width || m_gbuffer->height() != height) {
       m_gbuffer.reset();
       m_gbuffer.emplace(width, height);
     }
     m_gbuffer->render(inputs.geometry, inputs.scene, camera, supersample);
+    sceneMs = finishAndTake(stopwatch);
     return *m_gbuffer;
   }
   [[nodiscard]] const GBuffer& get() const { return *m_gbuffer; }
@@ -47,10 +53,8 @@ public:
   }
   FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
     const RenderSettings& settings = m_inputs.settings;
-    glFinish();  // charge nothing drawn before to this frame
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample, m_times.sceneMs);
     Stopwatch stopwatch;
-    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
-    m_times.sceneMs = finishAndTake(stopwatch);
     m_onCpu = settings.cpuReconstruction;
     if (m_onCpu) {
       // The read-back, the look-ups and the upload: all of this path's cost is charged to the reconstruction.
@@ -97,11 +101,8 @@ public:
   explicit KellerPass(const PassInputs& inputs)
       : m_inputs(inputs), m_vpls(bake::generateBakeVpls(inputs.scene, validated(inputs.settings.vplOptions))) {}
   FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
-    glFinish();
-    Stopwatch stopwatch;
-    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
     FrameTimes times;
-    times.sceneMs = finishAndTake(stopwatch);
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample, times.sceneMs);
     KellerResult keller = renderKeller(m_inputs.scene, m_inputs.geometry, gbuffer, m_vpls, m_inputs.settings.vplOptions);
     m_seconds = keller.seconds;
     m_image.upload(std::move(keller.radiance));
@@ -135,12 +136,10 @@ class GBufferChannelPass final : public RenderPass {
 public:
   GBufferChannelPass(const PassInputs& inputs, GBufferChannel channel) : m_inputs(inputs), m_channel(channel) {}
   FrameTimes draw(const scene::Camera& camera, int width, int height, int supersample) override {
-    glFinish();
-    Stopwatch stopwatch;
-    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample);
     FrameTimes times;
-    times.sceneMs = finishAndTake(stopwatch);
+    const GBuffer& gbuffer = m_gbuffer.render(m_inputs, camera, width, height, supersample, times.sceneMs);
     if (m_channel == GBufferChannel::Normal) {
+      Stopwatch stopwatch;
       Image image = gbuffer.read(m_channel);
       const std::vector<std::uint8_t> covered = gbuffer.coverage();
       for (std::size_t i = 0; i < image.pixels.size(); ++i)
@@ -184,14 +183,10 @@ public:
   }
   [[nodiscard]] GLuint texture() const override { return m_target->texture(); }
   [[nodiscard]] RenderOutput read() const override {
-    const std::vector<glm::vec4> texels =
-        gpu::readTextureTopFirst(m_target->texture(), m_target->width(), m_target->height());
+    lightmap::LightmapDisplay::View view = lightmap::LightmapDisplay::readView(*m_target);
     RenderOutput output;
-    output.image = Image(m_target->width(), m_target->height());
-    for (std::size_t i = 0; i < texels.size(); ++i) {
-      output.image.pixels[i] = glm::vec3(texels[i]);
-      output.coveredPixels += texels[i].w > 0.0f ? 1 : 0;
-    }
+    output.image = std::move(view.radiance);
+    for (const std::uint8_t covered : view.covered) output.coveredPixels += covered;
     output.reconstructionSeconds = 1e-3 * m_times.methodMs;
     return output;
   }

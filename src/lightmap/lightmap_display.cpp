@@ -262,9 +262,13 @@ LightmapDisplay::View LightmapDisplay::render(const glm::mat4& viewProjection, i
                                               int supersample) const {
   const LightmapViewTarget target(width, height);
   drawView(viewProjection, target, supersample);
-  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(target.texture(), width, height);
+  return readView(target);
+}
+
+LightmapDisplay::View LightmapDisplay::readView(const LightmapViewTarget& target) {
+  const std::vector<glm::vec4> texels = gpu::readTextureTopFirst(target.texture(), target.width(), target.height());
   View view;
-  view.radiance = Image(width, height);
+  view.radiance = Image(target.width(), target.height());
   view.covered.resize(texels.size());
   for (std::size_t i = 0; i < texels.size(); ++i) {
     view.radiance.pixels[i] = glm::vec3(texels[i]);

@@ -87,6 +87,8 @@ public:
     std::vector<std::uint8_t> covered;
   };
   [[nodiscard]] View render(const glm::mat4& viewProjection, int width, int height, int supersample = 1) const;
+  // A view drawn into `target` (drawView), read back.
+  [[nodiscard]] static View readView(const LightmapViewTarget& target);
 
   [[nodiscard]] GLuint texture() const { return m_texture.id(); }
 
