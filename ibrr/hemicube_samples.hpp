@@ -90,6 +90,39 @@ inline glm::vec3 edgeReachTowards(const glm::vec3& p, const glm::vec3& n, float 
   return apart - n * glm::dot(apart, n);
 }
 
+// Hemicube pixels that see one plane are merged two by two. Where a bounce hemicube's pixels are smaller than the
+// store's (h = 64 against R2 = 128 covers a Cornell wall with about 3 samples an LDI pixel), four neighbouring
+// samples of one surface splat over nearly the same LDI pixels, and each pays the warp's whole set-up. An aligned
+// 2×2 block of a face whose four pixels all see one plane becomes one sample: its footprint the sum of theirs,
+// its point their area-weighted centroid, its g their area-weighted mean (so it carries their power, Σ A·g), its
+// normal the first's. A layer's mean over the hemicube (ldc_builder.hpp) then averages the same surface with the
+// same weights, a quarter of the samples later. Blocks are not merged where the four differ: an occluder's edge,
+// two surfaces meeting (a sample with an edge reach), a surface narrower than the block, so that shadows,
+// edges and thin geometry keep the hemicube's full resolution.
+// The rule, one for the CPU (src/bake/bake.cpp) and the GPU warp (shaders/ldc_insert.comp): the block is
+// merged when all four are samples without an edge reach and, for k = 1..3 against the first,
+//   n_k·n_0 ≥ kMergeNormalCos,   ((p_k − p_0)·n_0)² ≤ kMergeOffPlane2·A_max,   |p_k − p_0|² ≤ kMergeApart2·A_max,
+// A_max the largest footprint of the four (m²): off the plane by at most 0.1% of a footprint's side, and no
+// farther apart than neighbours (two footprints' sides along each axis, with room).
+inline constexpr float kMergeNormalCos = 0.9999f;
+inline constexpr float kMergeOffPlane2 = 1e-6f;
+inline constexpr float kMergeApart2 = 16.0f;
+
+// One hemicube pixel's sample before it joins the hemicube's samples: the radiosity it carries is Φ·g.
+struct PixelSample {
+  glm::vec3 position{0.0f};  // world units
+  glm::vec3 normal{0.0f};    // facing the VPL, as rendered (unit up to rounding)
+  glm::vec3 edgeReach{0.0f};
+  float g = 0.0f;     // the VPL's geometry term there (clamped), 1/m²
+  float area = 0.0f;  // footprint, m²
+  bool valid = false;  // the pixel sees a surface the VPL lights
+};
+
+// True when the aligned 2×2 block (k = 2·row + column) merges into one sample (the rule above).
+bool mergeableBlock(const PixelSample (&block)[4]);
+// The block's merged sample: sums in the order k = 0..3, the centroid and g divided by the summed footprint.
+PixelSample mergedSample(const PixelSample (&block)[4]);
+
 // Solid angle (sr) of a hemicube pixel centred at (a, b) on a face at unit distance from the centre, with pixel
 // side `pixelSide` in the same face units (2/H for a full face of H pixels spanning [-1, 1]):
 //   dω = pixelSide² · cos α / ρ² = pixelSide² / (1 + a² + b²)^{3/2},   ρ² = 1 + a² + b², cos α = 1/ρ.

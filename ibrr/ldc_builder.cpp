@@ -36,6 +36,7 @@ constexpr std::size_t kMaxGaussianPixels = 55 * 55;
 // layers with their planes, sums and totals (at R = 256 about 8K layers, 64 bytes each: half a MiB) stay in the
 // core's cache while one thread adds every hemicube of a group to them.
 int bandRowsFor(int resolution) { return std::max(4, resolution / 16); }
+static_assert(kMaxResolution <= (1 << 13), "InsertionPass::bandOf divides rows j < 2^13 by multiplication");
 // The samples whose splats wait for the bands at once (about 90 bytes each, 45 MiB): a group of hemicubes is
 // closed when it holds this many, so the bands' layers are read from memory once for many hemicubes.
 constexpr std::size_t kGroupSamples = std::size_t(1) << 19;
@@ -371,6 +372,10 @@ struct InsertionPass {
   std::span<const HemicubeSampleView> hemicubes;
   int res = 0;
   int bandRows = 0, bandsPerLdi = 0;  // the rows of one band of the parallel pass, and an LDI's bands
+  // ⌈2³²/bandRows⌉: j / bandRows = (j·bandRowInverse) >> 32 exactly for every row j < 2¹³ (the error term
+  // j·(bandRowInverse·bandRows − 2³²)/2³² stays below 1/bandRows), a multiplication where a division cost ~25 cycles
+  // and bandOf runs several times a sample.
+  std::uint64_t bandRowInverse = 0;
   float epsDistance = 0.0f, minCos = 0.0f, minArea = 0.0f;
   SplatKernel kernel = SplatKernel::Box;
   bool seeded = false;              // the geometry seeded the layers before this call
@@ -454,7 +459,9 @@ struct InsertionPass {
   }
 
   // The band of LDI `ldi` that row j lies in.
-  int bandOf(int ldi, int j) const { return ldi * bandsPerLdi + j / bandRows; }
+  int bandOf(int ldi, int j) const {
+    return ldi * bandsPerLdi + static_cast<int>((static_cast<std::uint64_t>(j) * bandRowInverse) >> 32);
+  }
 
   // The parallel pass's first step for one hemicube (after seeding): its samples warped, ordered by the band of
   // their own pixel (a stable counting sort) and splatted into `out` in that order; then the records each band
@@ -842,6 +849,7 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
                            res,
                            bandRows,
                            (res + bandRows - 1) / bandRows,
+                           ((std::uint64_t(1) << 32) + std::uint64_t(bandRows) - 1) / std::uint64_t(bandRows),
                            m_params.epsDistance,
                            1.0f - m_params.epsNormal,
                            kMinSampleAreaPixels * m_frame.pixelSize() * m_frame.pixelSize(),

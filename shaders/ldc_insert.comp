@@ -3,6 +3,8 @@
 // hemicube pass rendered it: no readback. One invocation per atlas texel; the same steps as the CPU bake:
 //   sample     the surface point p the texel sees, its normal n (facing the VPL) and g = I(ω)/Φ·cosθx/r²
 //              (clamped to u_clamp when > 0); its footprint A = dω·r²/max(cosθ, 0.01) (ibrr::footprintArea)
+//   merge      an aligned 2×2 block of a face that sees one plane is one sample (ibrr::mergeableBlock), which the
+//              block's first texel inserts
 //   warp       the LDI of n's dominant axis, p's pixel coordinates there; outside the cube: dropped
 //   splat      the parallelogram footprint of ibrr/splat.hpp (box, or the Gaussian of its covariance), the
 //              own pixel always included; pixel q takes the share a_q = w_q·A/W, W = Σ w
@@ -50,6 +52,9 @@ layout(location = IBRR_U_WARP_EDGE_NORMAL_COS) uniform float kEdgeNormalCos;    
 layout(location = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2) uniform float kEdgeMeetFootprints2;  // its square
 layout(location = IBRR_U_WARP_MAX_EDGE_REACH) uniform float kMaxEdgeReach;         // ibrr/splat.hpp
 layout(location = IBRR_U_WARP_EDGE_SWEEP) uniform float kEdgeSweep;            // ibrr/splat.hpp
+layout(location = IBRR_U_WARP_MERGE_NORMAL_COS) uniform float kMergeNormalCos;   // ibrr/hemicube_samples.hpp, mergeableBlock
+layout(location = IBRR_U_WARP_MERGE_OFF_PLANE2) uniform float kMergeOffPlane2;
+layout(location = IBRR_U_WARP_MERGE_APART2) uniform float kMergeApart2;
 
 int dominantAxis(vec3 n) {
   vec3 a = abs(n);
@@ -258,32 +263,119 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
   return reach;
 }
 
-// Inserts one atlas texel; returns the LDI pixels its splat covered (0 when it is no sample or dropped).
+// One atlas texel's sample (ibrr::PixelSample; src/bake/bake.cpp, atlasPixelSample): not valid where the texel
+// sees nothing or a surface the VPL does not light.
+struct TexelSample {
+  vec3 p;      // world units
+  vec3 n;      // the rendered normal, facing the VPL
+  vec3 reach;  // edge reach
+  float g;     // clamped geometry term
+  float area;  // footprint, world units²
+  bool valid;
+};
+
+TexelSample texelSample(ivec2 texel) {
+  TexelSample s;
+  s.valid = false;
+  vec4 position = texelFetch(u_atlasPosition, ivec3(texel, u_atlasLayer), 0);
+  if (position.w < 0.5) return s;
+  vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, u_atlasLayer), 0);
+  s.g = normalGeometry.w;
+  if (u_clamp > 0.0) s.g = min(s.g, u_clamp);
+  if (!(s.g > 0.0)) return s;  // back-facing to the VPL or outside a spot's cone: no light
+  s.p = position.xyz;
+  s.n = normalGeometry.xyz;
+  precise vec3 toCentre = u_centre - s.p;
+  precise float distance = exactSqrt(orderedDot(toCentre, toCentre));
+  precise float cosTheta = distance > 0.0 ? exactDivide(orderedDot(s.n, toCentre), distance) : 1.0;
+  precise float area = exactDivide(texelSolidAngle(texel) * distance * distance, max(abs(cosTheta), kMinFootprintCos));
+  s.area = area;
+  s.reach = edgeReach(texel, s.p, s.n, s.area);
+  s.valid = true;
+  return s;
+}
+
+// ibrr::mergeableBlock: the aligned 2×2 block (k = 2·row + column) sees one plane.
+bool mergeableBlock(TexelSample block[4]) {
+  float maxArea = 0.0;
+  for (int k = 0; k < 4; ++k) {
+    if (!block[k].valid || block[k].reach != vec3(0.0)) return false;
+    maxArea = max(maxArea, block[k].area);
+  }
+  for (int k = 1; k < 4; ++k) {
+    precise vec3 apart = block[k].p - block[0].p;
+    precise float offPlane = orderedDot(apart, block[0].n);
+    precise float offPlane2 = offPlane * offPlane;
+    precise float offPlaneBound = kMergeOffPlane2 * maxArea;
+    precise float apartBound = kMergeApart2 * maxArea;
+    if (!(orderedDot(block[k].n, block[0].n) >= kMergeNormalCos && offPlane2 <= offPlaneBound &&
+          orderedDot(apart, apart) <= apartBound))
+      return false;
+  }
+  return true;
+}
+
+// ibrr::mergedSample: sums in the order k = 0..3, the centroid and g divided by the summed footprint.
+TexelSample mergedSample(TexelSample block[4]) {
+  TexelSample merged = block[0];
+  precise float area = 0.0, areaG = 0.0;
+  precise vec3 areaPosition = vec3(0.0);
+  for (int k = 0; k < 4; ++k) {
+    area += block[k].area;
+    areaG += block[k].area * block[k].g;
+    areaPosition += block[k].area * block[k].p;
+  }
+  merged.p = exactDivide(areaPosition, area);
+  merged.g = exactDivide(areaG, area);
+  merged.area = area;
+  return merged;
+}
+
+// The sample this texel inserts: its own, or its block's merged one when it is the block's first texel; with the
+// sample's place in the hemicube's order (faces, then aligned 2×2 blocks row by row, then the texels of a block
+// row by row: src/bake/bake.cpp, captureToSamples). Not valid when the texel inserts nothing.
+TexelSample blockSample(ivec2 texel, out uint order) {
+  bool front = texel.y < u_resolution;
+  int faceRows = front ? u_resolution : u_sideFaceRows;
+  int firstRow = front ? 0 : u_resolution + ((texel.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
+  int row = texel.y - firstRow;
+  ivec2 origin = ivec2(texel.x & ~1, firstRow + (row & ~1));
+  int k = 2 * (row & 1) + (texel.x & 1);
+  // Keys (firstRow + block row)·2H + 4·(block column) + k grow in that order, H even, for any face height.
+  order = uint(origin.y * 2 * u_resolution + 2 * origin.x + k);
+  TexelSample block[4];
+  for (int b = 0; b < 4; ++b) {
+    block[b].valid = false;
+    if ((row & ~1) + (b >> 1) < faceRows) block[b] = texelSample(origin + ivec2(b & 1, b >> 1));
+  }
+  if (!mergeableBlock(block)) return block[k];
+  if (k == 0) return mergedSample(block);
+  TexelSample none;
+  none.valid = false;
+  return none;
+}
+
+// Inserts one atlas texel's sample (blockSample); returns the LDI pixels its splat covered (0 when it is no sample
+// or dropped).
 uint insertTexel(ivec2 texel, inout uint samples) {
   if (texel.x >= u_resolution || texel.y >= u_rows) return 0u;
-  vec4 position = texelFetch(u_atlasPosition, ivec3(texel, u_atlasLayer), 0);
-  if (position.w < 0.5) return 0u;
-  vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, u_atlasLayer), 0);
-  float g = normalGeometry.w;
-  if (u_clamp > 0.0) g = min(g, u_clamp);
-  if (!(g > 0.0)) return 0u;  // back-facing to the VPL or outside a spot's cone: no light
-  vec3 p = position.xyz;
-  precise vec3 toCentre = u_centre - p;
-  precise float distance = exactSqrt(orderedDot(toCentre, toCentre));
-  precise float cosTheta = distance > 0.0 ? exactDivide(orderedDot(normalGeometry.xyz, toCentre), distance) : 1.0;
-  precise float area = exactDivide(texelSolidAngle(texel) * distance * distance, max(abs(cosTheta), kMinFootprintCos));
-
-  precise float len2 = orderedDot(normalGeometry.xyz, normalGeometry.xyz);
+  uint order;
+  TexelSample chosen = blockSample(texel, order);
+  if (!chosen.valid) return 0u;
+  vec3 p = chosen.p;
+  float g = chosen.g;
+  precise float area = chosen.area;
+  precise float len2 = orderedDot(chosen.n, chosen.n);
   bool valid = len2 > 1e-20 && !any(isinf(p)) && !any(isnan(p)) && !isinf(area) && !isnan(area) && !isinf(g);
   precise float invLength = exactDivide(1.0, exactSqrt(max(len2, 1e-30)));
-  precise vec3 n = normalGeometry.xyz * invLength;  // the host normalises the listed misses' own way
+  precise vec3 n = chosen.n * invLength;  // the host normalises the listed misses' own way
   int ldi = dominantAxis(n);
   precise vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
   if (!valid || any(lessThan(pixel, vec2(0.0))) || any(greaterThanEqual(pixel, vec2(u_ldcResolution)))) {
     if (u_missPass == 0) atomicAdd(b_control[6], 1u);
     return 0u;
   }
-  uvec2 moment = uvec2(u_hemicube, uint(texel.y * u_resolution + texel.x));  // the sample's place in the order
+  uvec2 moment = uvec2(u_hemicube, order);  // the sample's place in the order
   // The pixel the sample lies in (an edge reach may move the splat's centre, and its own pixel, out of it).
   ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
   uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
@@ -292,17 +384,17 @@ uint insertTexel(ivec2 texel, inout uint samples) {
     // Most samples match, so the splat is set up only for those that do not.
     uint liesPixel = base + uint(lies.y * u_ldcResolution + lies.x);
     if (matchLayer(liesPixel, p, n, moment, true) >= 0) return 0u;
-    Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
+    Splat s = prepareSplat(ldi, p, n, max(area, 0.0), chosen.reach);
     if (any(lessThan(lies, s.lo)) || any(greaterThan(lies, s.hi)) || splatWeight(s, lies) == 0.0) return 0u;
     uint index = atomicAdd(b_control[10], 1u);
     if (index < b_control[11]) {
       b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
-      b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(normalGeometry.xyz));
+      b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(chosen.n));
       b_misses[2u * b_control[11] + index] = uvec4(u_hemicube, 0u, 0u, 0u);
     }
     return 0u;
   }
-  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), edgeReach(texel, p, normalGeometry.xyz, area));
+  Splat s = prepareSplat(ldi, p, n, max(area, 0.0), chosen.reach);
   ++samples;
   precise float weightSum = 0.0;
   for (int j = s.lo.y; j <= s.hi.y; ++j)

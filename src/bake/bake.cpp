@@ -107,9 +107,34 @@ glm::vec3 edgeReach(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace
   return reach;
 }
 
-// Covered atlas pixels of one capture → store samples: value Φ·g (g clamped if asked), footprint
-// A = dω·r²/cosθx from the pixel's solid angle (ibrr::footprintArea), and the reach of samples beside an edge
-// where two surfaces meet (shaders/ldc_insert.comp does the same).
+// Atlas pixel (x, row) of `face` as a sample: g clamped if asked, footprint A = dω·r²/cosθx from the pixel's
+// solid angle (ibrr::footprintArea), and the reach of a sample beside an edge where two surfaces meet; not valid
+// where the pixel sees nothing or a surface the VPL does not light.
+PixelSample atlasPixelSample(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face, float geometryClamp,
+                             int x, int row) {
+  PixelSample s;
+  const std::size_t index = std::size_t(face.firstRow + row) * capture.width() + x;
+  const glm::vec4& position = capture.positions[index];
+  if (position.w < 0.5f) return s;
+  const glm::vec4& normalGeometry = capture.normalsGeometry[index];
+  s.g = normalGeometry.w;
+  if (geometryClamp > 0.0f) s.g = std::min(s.g, geometryClamp);
+  if (!(s.g > 0.0f)) return s;  // back-facing to the VPL or outside a spot's cone: no light
+  s.position = glm::vec3(position);
+  s.normal = glm::vec3(normalGeometry);
+  const glm::vec3 toCentre = capture.centre - s.position;
+  const float distance = glm::length(toCentre);
+  const float cosTheta = distance > 0.0f ? glm::dot(s.normal, toCentre) / distance : 1.0f;
+  const float solidAngle = gpu::atlasPixelSolidAngle(face, capture.resolution, x, row);
+  s.area = footprintArea(solidAngle, distance, cosTheta);
+  s.edgeReach = edgeReach(capture, face, x, row, s.position, s.normal, s.area);
+  s.valid = true;
+  return s;
+}
+
+// Covered atlas pixels of one capture → store samples of value Φ·g, each face by aligned 2×2 blocks (rows, then
+// columns; within a block row by row), a block that sees one plane merged into one sample (ibrr::mergeableBlock).
+// shaders/ldc_insert.comp takes the same samples in the same order.
 void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& power, float geometryClamp,
                       HemicubeSamples& samples) {
   samples.clear();
@@ -117,27 +142,21 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
   samples.edgeReaches.reserve(capture.positions.size());  // every sample of a capture has one
   samples.centre = capture.centre;
   const int width = capture.width();
-  for (const gpu::HemicubeFace& face : capture.faces) {
-    for (int row = 0; row < face.rows; ++row) {
-      for (int x = 0; x < width; ++x) {
-        const std::size_t index = std::size_t(face.firstRow + row) * width + x;
-        const glm::vec4& position = capture.positions[index];
-        if (position.w < 0.5f) continue;
-        const glm::vec4& normalGeometry = capture.normalsGeometry[index];
-        float g = normalGeometry.w;
-        if (geometryClamp > 0.0f) g = std::min(g, geometryClamp);
-        if (!(g > 0.0f)) continue;  // back-facing to the VPL or outside a spot's cone: no light
-        const glm::vec3 p(position);
-        const glm::vec3 n(normalGeometry);
-        const glm::vec3 toCentre = capture.centre - p;
-        const float distance = glm::length(toCentre);
-        const float cosTheta = distance > 0.0f ? glm::dot(n, toCentre) / distance : 1.0f;
-        const float solidAngle = gpu::atlasPixelSolidAngle(face, capture.resolution, x, row);
-        const float area = footprintArea(solidAngle, distance, cosTheta);
-        samples.add(p, n, power * g, area, edgeReach(capture, face, x, row, p, n, area));
+  auto add = [&](const PixelSample& s) { samples.add(s.position, s.normal, power * s.g, s.area, s.edgeReach); };
+  for (const gpu::HemicubeFace& face : capture.faces)
+    for (int row = 0; row < face.rows; row += 2)
+      for (int x = 0; x < width; x += 2) {
+        PixelSample block[4];
+        for (int k = 0; k < 4; ++k)
+          if (x + (k & 1) < width && row + (k >> 1) < face.rows)
+            block[k] = atlasPixelSample(capture, face, geometryClamp, x + (k & 1), row + (k >> 1));
+        if (mergeableBlock(block)) {
+          add(mergedSample(block));
+          continue;
+        }
+        for (const PixelSample& s : block)
+          if (s.valid) add(s);
       }
-    }
-  }
 }
 
 }  // namespace

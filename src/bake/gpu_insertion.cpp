@@ -57,7 +57,10 @@ enum InsertUniform : GLint {
   kEdgeMeetFootprints2U = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2,
   kMaxEdgeReachU = IBRR_U_WARP_MAX_EDGE_REACH,
   kEdgeSweepU = IBRR_U_WARP_EDGE_SWEEP,
-  kAtlasLayer = IBRR_U_WARP_ATLAS_LAYER
+  kAtlasLayer = IBRR_U_WARP_ATLAS_LAYER,
+  kMergeNormalCosU = IBRR_U_WARP_MERGE_NORMAL_COS,
+  kMergeOffPlane2U = IBRR_U_WARP_MERGE_OFF_PLANE2,
+  kMergeApart2U = IBRR_U_WARP_MERGE_APART2
 };
 // Uniform locations of shaders/ldc_flush.comp.
 enum FlushUniform : GLint { kPower = IBRR_U_FLUSH_POWER, kPixelArea = IBRR_U_FLUSH_PIXEL_AREA };
@@ -161,6 +164,9 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   glProgramUniform1f(id, kEdgeMeetFootprints2U, kEdgeMeetFootprints * kEdgeMeetFootprints);
   glProgramUniform1f(id, kMaxEdgeReachU, kMaxEdgeReach);
   glProgramUniform1f(id, kEdgeSweepU, kEdgeSweep);
+  glProgramUniform1f(id, kMergeNormalCosU, kMergeNormalCos);
+  glProgramUniform1f(id, kMergeOffPlane2U, kMergeOffPlane2);
+  glProgramUniform1f(id, kMergeApart2U, kMergeApart2);
   glProgramUniform1f(m_flush.id(), kPixelArea, m_frame.pixelSize() * m_frame.pixelSize());
   gpu::checkGlError("setting up the GPU insertion");
 }
