@@ -200,7 +200,10 @@ inline int nearestOfFour(const PixelPlanes& planes, const SamplePlane& s) {
   const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   const __m128 dist = _mm_and_ps(_mm_sub_ps(along, _mm_load_ps(planes.d)), absMask);
   const __m128 on = _mm_and_ps(_mm_cmpgt_ps(cosine, s.minCos), _mm_cmplt_ps(dist, s.epsDistance));
-  if (_mm_movemask_ps(on) == 0) return -1;
+  const int matches = _mm_movemask_ps(on);
+  if (matches == 0) return -1;
+  // One plane within ε, as for most shares (a pixel's other layers lie far off the sample's plane): it is the nearest.
+  if ((matches & (matches - 1)) == 0) return __builtin_ctz(static_cast<unsigned>(matches));
   const __m128 candidates = _mm_or_ps(_mm_and_ps(on, dist), _mm_andnot_ps(on, s.epsDistance));
   __m128 least = _mm_min_ps(candidates, _mm_shuffle_ps(candidates, candidates, _MM_SHUFFLE(2, 3, 0, 1)));
   least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(1, 0, 3, 2)));
