@@ -175,7 +175,8 @@ int hemicubeResolutionFor(const rays::Vpl& vpl, const BakeOptions& options);
 
 // The CPU insertion alone (ibrr bench ibrr): the hemicubes of the first `hemicubes` VPLs after a bounce, rendered
 // and read back once, inserted into a cube of `resolution` seeded from the geometry, on one thread and on all;
-// each time the second insertion of them into the same builder, as a bake's builder runs once warmed up.
+// each time the fastest of three insertions of them into the same builder after a first, as a bake's builder
+// runs once warmed up.
 struct InsertionTiming {
   std::uint64_t hemicubes = 0;
   std::uint64_t writes = 0;         // LDI pixel writes of one insertion of them all
