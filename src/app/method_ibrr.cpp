@@ -98,7 +98,7 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
   flags.option("--ldc", b.ldcResolution, "R: pixels per side of each of the three layered depth images");
   flags.option("--indirect-ldc", b.indirectLdcResolution,
                "R2: the VPLs after a bounce are warped into a coarser cube of R2 pixels per side, whose light every "
-               "layer of the store then adds (bilinear, the same plane); 0 or R: one level; negative: R/2");
+               "layer of the store then adds (bilinear, the same plane); 0 or R: one level; negative: R/8, at least 32");
   flags.choice(
       "--splat",
       [&b](const std::string& value) {
@@ -359,7 +359,7 @@ const Method kIbrrMethod = {
     true,
     {{"ibrr",
       "image-based radiosity representation: the direct light by shadow rays per layer, the bounces' VPL hemicubes "
-      "warped into a layered depth cube at R/2, the clamp's bias compensated per layer",
+      "warped into a layered depth cube at R/8, the clamp's bias compensated per layer",
       [](const compare::MethodContext& context) { return compareIbrr(context, "ibrr", [](bake::BakeOptions&) {}); }},
      {"ibrr-clamped", "the same IBRR bake without the bias compensation (the clamped store)",
       [](const compare::MethodContext& context) {

@@ -735,7 +735,7 @@ int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& opti
 
 int indirectLevelResolution(const BakeOptions& options) {
   if (options.indirectLdcResolution < 0)
-    return options.ldcResolution / 2 >= kMinResolution ? options.ldcResolution / 2 : options.ldcResolution;
+    return std::max(options.ldcResolution / 8, std::min(options.ldcResolution, kMinDefaultIndirectLdc));
   return options.indirectLdcResolution == 0 ? options.ldcResolution : options.indirectLdcResolution;
 }
 

@@ -51,6 +51,11 @@ enum class DirectLight {
 
 inline constexpr int kMaxGpuBatchHemicubes = 2048;  // GL 4.5's least GL_MAX_ARRAY_TEXTURE_LAYERS
 
+// The default bounces' level is R/8, and no coarser than this: its pixels hold the bounced light, which is
+// smooth, and a coarse pixel gathers the samples of surfaces too thin for a bounce hemicube's pixels (the
+// Sibenik nave's energy, 0.946 0.956 0.965 at R2 = 128 and 0.995 1.000 1.001 at 32; docs/benchmarks.md).
+inline constexpr int kMinDefaultIndirectLdc = 32;
+
 struct BakeOptions {
   std::uint32_t paths = 4096;           // N light paths (particles) leaving the lights
   std::uint32_t seed = 0;               // light-path sampling seed
@@ -58,7 +63,7 @@ struct BakeOptions {
   int ldcResolution = 256;              // R, pixels per LDI side
   // R2 of a second, coarser cube the VPLs after a bounce are warped into (their light is smooth); every layer
   // of the store then adds that level's light (ibrr::withIndirectLevel). 0 or R: one level; negative (the
-  // default): R/2, or one level where R/2 < kMinResolution.
+  // default): R/8, at least kMinDefaultIndirectLdc (one level where R is no more).
   int indirectLdcResolution = -1;
   int hemicubeResolution = 128;         // H, for VPLs on the lights (sharp direct shadows), even
   int indirectHemicubeResolution = 64;  // h, for VPLs after a bounce (paper §4.1), even

@@ -58,7 +58,7 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOpti
 // CPU warp, so it is measured on fewer paths there (kSoftwareGpuWarpPaths) to keep the run short.
 constexpr std::uint32_t kSoftwareGpuWarpPaths = 64;
 
-// The bake's two configurations, each with both warps: the default (the direct light by rays, the bounces at R/2)
+// The bake's two configurations, each with both warps: the default (the direct light by rays, the bounces at R/8)
 // and the paper's (the VPLs on the lights render hemicubes, one level).
 struct BakeConfiguration {
   const char* name;
@@ -103,10 +103,10 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
 }
 
 // The CPU insertion alone, on real hemicubes (bake::timeCpuInsertion): nanoseconds per LDI pixel write on one
-// thread and on all, and writes per hemicube, at the store's R and at R/2 (the bounces' level).
+// thread and on all, and writes per hemicube, at the store's R and at the bounces' level (R2 of the options).
 void benchInsertion(const std::string& name, const scene::Scene& scene, const bake::BakeOptions& options,
                     std::uint32_t hemicubes, std::ostream& out) {
-  for (const int resolution : {options.ldcResolution, options.ldcResolution / 2}) {
+  for (const int resolution : {options.ldcResolution, bake::indirectLevelResolution(options)}) {
     const bake::InsertionTiming t = bake::timeCpuInsertion(scene, options, resolution, hemicubes);
     const double writes = double(std::max<std::uint64_t>(t.writes, 1));
     char line[256];
