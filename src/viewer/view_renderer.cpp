@@ -35,8 +35,8 @@ std::string viewKey(const DisplayMode& mode, const scene::Camera& camera, int wi
 std::vector<DisplayMode> displayModes(std::span<const display::RenderMethod* const> methods, bool haveStore,
                                       bool haveReference, const std::vector<LoadedLightmap>& lightmaps) {
   std::vector<DisplayMode> modes;
-  for (const display::RenderMethod* shown : methods) {
-    const display::RenderMethod& method = *shown;
+  for (const display::RenderMethod* listed : methods) {
+    const display::RenderMethod& method = *listed;
     const DisplayMode mode{std::string(method.name), std::string(method.summary), &method};
     if (method.needsLightmap) {
       for (const LoadedLightmap& loaded : lightmaps) {
