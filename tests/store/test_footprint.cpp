@@ -107,3 +107,43 @@ TEST_CASE("the run-solving rasteriser covers exactly the pixels a test of the wh
   CHECK(splats == 8000);
   CHECK(mismatches == 0);
 }
+
+TEST_CASE("a 2x2 block that sees one plane merges into one sample carrying its power, and other blocks do not",
+          "[store][footprint]") {
+  // Four samples of the plane z = 2 on a 1 cm grid, footprints about 1 cm², g varying as it does near a VPL.
+  PixelSample block[4];
+  for (int k = 0; k < 4; ++k) {
+    block[k].position = glm::vec3(0.01f * float(k & 1), 0.01f * float(k >> 1), 2.0f);
+    block[k].normal = glm::vec3(0.0f, 0.0f, -1.0f);
+    block[k].area = 1e-4f * (1.0f + 0.1f * float(k));
+    block[k].g = 3.0f - 0.5f * float(k);
+    block[k].valid = true;
+  }
+  REQUIRE(mergeableBlock(block));
+  const PixelSample merged = mergedSample(block);
+  double area = 0.0, power = 0.0;
+  glm::dvec3 moment(0.0);
+  for (const PixelSample& s : block) {
+    area += s.area;
+    power += double(s.area) * s.g;
+    moment += double(s.area) * glm::dvec3(s.position);
+  }
+  CHECK(merged.area == Approx(area).epsilon(1e-6));
+  CHECK(double(merged.area) * merged.g == Approx(power).epsilon(1e-6));  // Σ A·g: the block's power
+  for (int c = 0; c < 3; ++c) CHECK(merged.position[c] == Approx(moment[c] / area).epsilon(1e-6));
+  CHECK(merged.normal == block[0].normal);
+  CHECK(merged.edgeReach == glm::vec3(0.0f));
+
+  auto changed = [&](auto&& change) {
+    PixelSample copy[4] = {block[0], block[1], block[2], block[3]};
+    change(copy[3]);
+    return mergeableBlock(copy);
+  };
+  // 0.1% of a footprint's side is 10 µm here: 5 µm off the plane merges, 20 µm does not.
+  CHECK(changed([](PixelSample& s) { s.position.z += 5e-6f; }));
+  CHECK_FALSE(changed([](PixelSample& s) { s.position.z += 2e-5f; }));
+  CHECK_FALSE(changed([](PixelSample& s) { s.normal = glm::normalize(glm::vec3(0.02f, 0.0f, -1.0f)); }));  // 1.1°
+  CHECK_FALSE(changed([](PixelSample& s) { s.position.x += 0.05f; }));       // the same plane, 6 footprints away
+  CHECK_FALSE(changed([](PixelSample& s) { s.edgeReach = glm::vec3(0.003f, 0.0f, 0.0f); }));  // beside an edge
+  CHECK_FALSE(changed([](PixelSample& s) { s.valid = false; }));             // sees nothing the VPL lights
+}
