@@ -1,10 +1,10 @@
 #version 450 core
 // GPU insertion of one hemicube into the LDC store (Mertens & Van Reeth 2002, §4), reading the atlas where the
-// hemicube pass rendered it: no readback. One invocation per atlas texel; the same steps as the CPU bake:
+// hemicube pass rendered it: no readback. One invocation per 2×2 block of atlas texels (insertBlock); the same
+// steps as the CPU bake:
 //   sample     the surface point p the texel sees, its normal n (facing the VPL) and g = I(ω)/Φ·cosθx/r²
 //              (clamped to u_clamp when > 0); its footprint A = dω·r²/max(cosθ, 0.01) (ibrr::footprintArea)
-//   merge      an aligned 2×2 block of a face that sees one plane is one sample (ibrr::mergeableBlock), which the
-//              block's first texel inserts
+//   merge      an aligned 2×2 block of a face that sees one plane is one sample (ibrr::mergeableBlock)
 //   warp       the LDI of n's dominant axis, p's pixel coordinates there; outside the cube: dropped
 //   splat      the parallelogram footprint of ibrr/splat.hpp (box, or the Gaussian of its covariance), the
 //              own pixel always included; pixel q takes the share a_q = w_q·A/W, W = Σ w
@@ -331,37 +331,9 @@ TexelSample mergedSample(TexelSample block[4]) {
   return merged;
 }
 
-// The sample this texel inserts: its own, or its block's merged one when it is the block's first texel; with the
-// sample's place in the hemicube's order (faces, then aligned 2×2 blocks row by row, then the texels of a block
-// row by row: src/bake/bake.cpp, captureToSamples). Not valid when the texel inserts nothing.
-TexelSample blockSample(ivec2 texel, out uint order) {
-  bool front = texel.y < u_resolution;
-  int faceRows = front ? u_resolution : u_sideFaceRows;
-  int firstRow = front ? 0 : u_resolution + ((texel.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
-  int row = texel.y - firstRow;
-  ivec2 origin = ivec2(texel.x & ~1, firstRow + (row & ~1));
-  int k = 2 * (row & 1) + (texel.x & 1);
-  // Keys (firstRow + block row)·2H + 4·(block column) + k grow in that order, H even, for any face height.
-  order = uint(origin.y * 2 * u_resolution + 2 * origin.x + k);
-  TexelSample block[4];
-  for (int b = 0; b < 4; ++b) {
-    block[b].valid = false;
-    if ((row & ~1) + (b >> 1) < faceRows) block[b] = texelSample(origin + ivec2(b & 1, b >> 1));
-  }
-  if (!mergeableBlock(block)) return block[k];
-  if (k == 0) return mergedSample(block);
-  TexelSample none;
-  none.valid = false;
-  return none;
-}
-
-// Inserts one atlas texel's sample (blockSample); returns the LDI pixels its splat covered (0 when it is no sample
-// or dropped).
-uint insertTexel(ivec2 texel, inout uint samples) {
-  if (texel.x >= u_resolution || texel.y >= u_rows) return 0u;
-  uint order;
-  TexelSample chosen = blockSample(texel, order);
-  if (!chosen.valid) return 0u;
+// Inserts one sample of the hemicube, `order` its place in the hemicube's order; returns the LDI pixels its splat
+// covered (0 when it is dropped).
+uint insertSample(TexelSample chosen, uint order, inout uint samples) {
   vec3 p = chosen.p;
   float g = chosen.g;
   precise float area = chosen.area;
@@ -425,6 +397,32 @@ uint insertTexel(ivec2 texel, inout uint samples) {
   return writes;
 }
 
+// Inserts the samples of one aligned 2×2 block of a face: invocation (column, atlas row) takes the block whose
+// first texel is (2·column, row) when that row is a block's first in its face, and nothing otherwise. The block's
+// merged sample (ibrr::mergeableBlock), or each texel's own: in the hemicube's order (faces, then blocks row by
+// row, then the texels of a block row by row: src/bake/bake.cpp, captureToSamples), whose keys
+// (firstRow + block row)·2H + 4·(block column) + k grow in that order, H even, for any face height.
+uint insertBlock(ivec2 invocation, inout uint samples) {
+  ivec2 origin = ivec2(2 * invocation.x, invocation.y);
+  if (origin.x >= u_resolution || origin.y >= u_rows) return 0u;
+  bool front = origin.y < u_resolution;
+  int faceRows = front ? u_resolution : u_sideFaceRows;
+  int firstRow = front ? 0 : u_resolution + ((origin.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
+  int row = origin.y - firstRow;
+  if ((row & 1) != 0) return 0u;
+  uint order = uint(origin.y * 2 * u_resolution + 2 * origin.x);
+  TexelSample block[4];
+  for (int b = 0; b < 4; ++b) {
+    block[b].valid = false;
+    if (row + (b >> 1) < faceRows) block[b] = texelSample(origin + ivec2(b & 1, b >> 1));
+  }
+  if (mergeableBlock(block)) return insertSample(mergedSample(block), order, samples);
+  uint writes = 0u;
+  for (int b = 0; b < 4; ++b)
+    if (block[b].valid) writes += insertSample(block[b], order + uint(b), samples);
+  return writes;
+}
+
 shared uint s_writes;
 shared uint s_samples;
 
@@ -435,7 +433,7 @@ void main() {
   }
   barrier();
   uint samples = 0u;
-  uint writes = insertTexel(ivec2(gl_GlobalInvocationID.xy), samples);
+  uint writes = insertBlock(ivec2(gl_GlobalInvocationID.xy), samples);
   if (writes != 0u) atomicAdd(s_writes, writes);
   if (samples != 0u) atomicAdd(s_samples, samples);
   barrier();

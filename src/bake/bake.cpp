@@ -31,13 +31,13 @@
 #include <glm/gtc/constants.hpp>
 
 #include <algorithm>
-#include <span>
 #include <array>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 

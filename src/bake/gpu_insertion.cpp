@@ -223,8 +223,10 @@ void GpuInsertion::dispatchInsert(const gpu::HemicubeCapture& layout, bool missP
   const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
   glProgramUniform1i(m_insert.id(), kMissPass, missPass ? 1 : 0);
   m_insert.use();
-  glDispatchCompute((GLuint(layout.resolution) + kInsertGroup - 1) / kInsertGroup,
-                    (GLuint(rows) + kInsertGroup - 1) / kInsertGroup, 1);
+  // One invocation per 2×2 block's column and per atlas row (ldc_insert.comp, insertBlock).
+  const GLuint blockColumns = (GLuint(layout.resolution) + 1) / 2;
+  glDispatchCompute((blockColumns + kInsertGroup - 1) / kInsertGroup, (GLuint(rows) + kInsertGroup - 1) / kInsertGroup,
+                    1);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
 }
 
