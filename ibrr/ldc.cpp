@@ -344,7 +344,11 @@ LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor) {
                           std::vector<std::uint32_t>(store.offsets().begin(), store.offsets().end()), std::move(layers));
 }
 
-LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDepthCube& coarse) {
+namespace {
+
+// `fine` with `coarse`'s radiosity added to every layer (withIndirectLevel), recording `vplCount` hemicubes.
+LayeredDepthCube withCoarseLevelAdded(const LayeredDepthCube& fine, const LayeredDepthCube& coarse,
+                                      std::uint64_t vplCount) {
   if (fine.frame().origin() != coarse.frame().origin() || fine.frame().side() != coarse.frame().side())
     throw Error("the bounces' level must share the store's cube (the same bounds)");
   const LdcFrame& frame = fine.frame();
@@ -370,8 +374,18 @@ LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDe
       layer.b += added.b;
     }
   }
-  return LayeredDepthCube(fine.params(), fine.vplCount() + coarse.vplCount(),
-                          std::vector<std::uint32_t>(offsets.begin(), offsets.end()), std::move(layers));
+  return LayeredDepthCube(fine.params(), vplCount, std::vector<std::uint32_t>(offsets.begin(), offsets.end()),
+                          std::move(layers));
+}
+
+}  // namespace
+
+LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDepthCube& coarse) {
+  return withCoarseLevelAdded(fine, coarse, fine.vplCount() + coarse.vplCount());
+}
+
+LayeredDepthCube withCoarseRadiosity(const LayeredDepthCube& fine, const LayeredDepthCube& coarse) {
+  return withCoarseLevelAdded(fine, coarse, fine.vplCount());
 }
 
 }  // namespace ibrr

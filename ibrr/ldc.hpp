@@ -161,4 +161,8 @@ LayeredDepthCube scaleRadiosity(const LayeredDepthCube& store, float factor);
 // counts stay; the VPL count is both levels'.
 LayeredDepthCube withIndirectLevel(const LayeredDepthCube& fine, const LayeredDepthCube& coarse);
 
+// The same addition for light that is not a level's hemicubes (the bias compensation estimated on the bounces'
+// level, bake/bias_compensation.hpp): the VPL count stays `fine`'s.
+LayeredDepthCube withCoarseRadiosity(const LayeredDepthCube& fine, const LayeredDepthCube& coarse);
+
 }  // namespace ibrr

@@ -317,7 +317,8 @@ TEST_CASE("a bake's checkpoint after P of N paths equals a bake of P paths, and 
   checkpoints.paths = {2, 8};
   std::vector<std::pair<std::uint32_t, LayeredDepthCube>> partial;
   std::vector<double> times;
-  checkpoints.onCheckpoint = [&](const LayeredDepthCube& store, std::uint32_t paths, double seconds) {
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& store, const LayeredDepthCube*, std::uint32_t paths,
+                                 double seconds) {
     partial.emplace_back(paths, store);
     times.push_back(seconds);
   };

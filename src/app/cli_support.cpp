@@ -85,7 +85,7 @@ void declareBiasCompensationFlags(MethodFlags& flags, bake::BakeOptions& b) {
                                 "off: the clamped store");
   flags.option("--bias-rays", b.biasRays,
                "bias compensation: points per layer in the first pass (a quarter in later passes), each with one "
-               "cosine ray and one light sample");
+               "cosine ray and one light sample; 4x on the bounces' level, where the default bake estimates it");
   flags.option("--bias-passes", b.biasPasses,
                "bias compensation: 1 reads the light of nearby surfaces from the clamped store; pass k adds what the "
                "light pass k-1 added causes in turn (the recursion, a step further each)");

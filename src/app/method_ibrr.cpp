@@ -183,9 +183,10 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
                 static_cast<unsigned long long>(s.directLayersWithoutSurface));
   if (s.biasCompensated)
     std::printf(
-        "bias compensation %.2f s (in the time above): %u rays per layer, %u pass%s, %.1f M rays (%.1f M/s); %llu "
-        "layers found no surface under them\n",
-        s.biasSeconds, settings.biasRays, settings.biasPasses, settings.biasPasses == 1 ? "" : "es",
+        "bias compensation %.2f s (in the time above): on the layers at R = %d, %u points per layer, %u pass%s, "
+        "%.1f M rays (%.1f M/s); %llu layers found no surface under them\n",
+        s.biasSeconds, s.biasLevelResolution, s.biasPointsPerLayer, settings.biasPasses,
+        settings.biasPasses == 1 ? "" : "es",
         double(s.biasRays) * 1e-6, s.biasSeconds > 0 ? double(s.biasRays) * 1e-6 / s.biasSeconds : 0.0,
         static_cast<unsigned long long>(s.biasLayersWithoutSurface));
   else
@@ -265,7 +266,8 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, const c
     if (bake.paths / divisor > 0) checkpoints.paths.push_back(bake.paths / divisor);
   // Each point is what a bake of that many paths gives and costs: compensated (its time added) when the
   // bake is.
-  checkpoints.onCheckpoint = [&](const LayeredDepthCube& bounces, std::uint32_t paths, double seconds) {
+  checkpoints.onCheckpoint = [&](const LayeredDepthCube& bounces, const LayeredDepthCube* bouncesLevel,
+                                 std::uint32_t paths, double seconds) {
     bake::BakeStats stats;
     const LayeredDepthCube partial = bake.direct == bake::DirectLight::Rays
                                          ? bake::addDirectLight(context.scene, bounces, bake, {}, stats)
@@ -273,7 +275,7 @@ compare::MethodResult compareIbrr(const compare::MethodContext& context, const c
     seconds += stats.directSeconds;
     std::optional<LayeredDepthCube> compensated;
     if (bake::compensatesClamp(context.scene, bake)) {
-      compensated = bake::compensateBias(context.scene, partial, bake, {}, stats);
+      compensated = bake::compensateBias(context.scene, partial, bouncesLevel, bake, {}, stats);
       seconds += stats.biasSeconds;
     }
     display::RenderSettings settings;

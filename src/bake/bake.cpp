@@ -541,6 +541,11 @@ struct Levels {
     const LayerSums coarse = indirect->layerSums();
     return lightPathStore(store->layerSums(), &coarse);
   }
+  std::optional<LayeredDepthCube> bouncesLevel() const {
+    if (!indirect) return std::nullopt;
+    const LayerSums coarse = indirect->layerSums();
+    return bouncesLevelStore(&coarse);
+  }
 };
 
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
@@ -567,7 +572,9 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
         const double at = bakeSeconds();
         const Stopwatch callbackTime;
         const LayeredDepthCube partial = warp.rounded();
-        checkpoints->onCheckpoint(scaleRadiosity(partial, float(options.paths) / float(paths)), paths, at);
+        const std::optional<LayeredDepthCube> bounces = warp.bouncesLevel();
+        checkpoints->onCheckpoint(scaleRadiosity(partial, float(options.paths) / float(paths)),
+                                  bounces ? &*bounces : nullptr, paths, at);
         checkpointSeconds += callbackTime.seconds();
       }
     }
@@ -743,6 +750,11 @@ LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect
   return indirect ? withIndirectLevel(sums.rounded(), indirect->rounded()) : sums.rounded();
 }
 
+std::optional<LayeredDepthCube> bouncesLevelStore(const LayerSums* indirect) {
+  if (!indirect) return std::nullopt;
+  return indirect->rounded();
+}
+
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                              const BakeCheckpoints* checkpoints) {
   validateBakeOptions(options);
@@ -817,13 +829,15 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   BakeStats& stats = paths.stats;
   const Stopwatch levelTime;
   LayeredDepthCube store = lightPathStore(paths.sums, paths.indirect ? &*paths.indirect : nullptr);
+  const std::optional<LayeredDepthCube> bounces = bouncesLevelStore(paths.indirect ? &*paths.indirect : nullptr);
   if (paths.indirect) stats.levelSeconds = levelTime.seconds();
   if (stats.pathsCompleted < options.paths) {
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
   if (options.direct == DirectLight::Rays) store = addDirectLight(scene, store, options, progress, stats);
-  if (compensatesClamp(scene, options)) store = compensateBias(scene, store, options, progress, stats);
+  if (compensatesClamp(scene, options))
+    store = compensateBias(scene, store, bounces ? &*bounces : nullptr, options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;
@@ -845,26 +859,38 @@ LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCub
   return withAddedRadiosity(store, direct);
 }
 
-LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
+LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store,
+                                const LayeredDepthCube* bouncesLevel, const BakeOptions& options,
                                 const BakeProgress& progress, BakeStats& stats,
                                 const std::function<void(BiasCompensationOptions&)>& share) {
   const float geometryClamp = geometryClampFor(scene, options);
   const rays::EmbreeScene embree(scene);
   const rays::LightSet lights(scene, "bias compensation");
+  const LayeredDepthCube& level = compensationLevel(store, bouncesLevel, options);
+  const bool onBouncesLevel = &level != &store;
   BiasCompensationOptions settings;
-  settings.raysPerLayer = options.biasRays;
+  settings.raysPerLayer = onBouncesLevel ? std::min(options.biasRays * kBouncesLevelBiasPoints, kMaxBiasCompensationRays)
+                                        : options.biasRays;
   settings.passes = options.biasPasses;
   settings.seed = options.seed;
   settings.directLightFromRays = options.direct == DirectLight::Rays;
   if (share) share(settings);
   BiasCompensationStats biasStats;
-  LayeredDepthCube compensated =
-      compensateClampBias(store, embree, lights, geometryClamp, settings, biasStats, progress);
+  LayeredDepthCube compensated = compensateClampBias(store, onBouncesLevel ? &level : nullptr, embree, lights,
+                                                     geometryClamp, settings, biasStats, progress);
   stats.biasCompensated = true;
   stats.biasSeconds = biasStats.seconds;
   stats.biasRays = biasStats.rays;
   stats.biasLayersWithoutSurface = biasStats.layersWithoutSurface;
+  stats.biasPointsPerLayer = settings.raysPerLayer;
+  stats.biasLevelResolution = level.frame().resolution();
   return compensated;
+}
+
+const LayeredDepthCube& compensationLevel(const LayeredDepthCube& store, const LayeredDepthCube* bouncesLevel,
+                                          const BakeOptions& options) {
+  // With --direct vpl the VPLs on the lights, clamped too, are the store's.
+  return options.direct == DirectLight::Rays && bouncesLevel ? *bouncesLevel : store;
 }
 
 void writeStoreFile(const LayeredDepthCube& store, const std::filesystem::path& path) {

@@ -274,10 +274,10 @@ std::vector<glm::vec3> compensateKellerPixels(std::span<const glm::vec4> positio
   return missing;
 }
 
-LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
-                                     const rays::LightSet& lights, float geometryClamp,
-                                     const BiasCompensationOptions& options, BiasCompensationStats& stats,
-                                     const ProgressObserver& progress) {
+LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const LayeredDepthCube* bouncesLevel,
+                                     const rays::EmbreeScene& embree, const rays::LightSet& lights,
+                                     float geometryClamp, const BiasCompensationOptions& options,
+                                     BiasCompensationStats& stats, const ProgressObserver& progress) {
   if (!(geometryClamp > 0.0f) || !std::isfinite(geometryClamp))
     throw Error("bias compensation needs the positive clamp the store was baked with (--clamp 0 has no bias)");
   if (options.raysPerLayer == 0 || options.raysPerLayer > kMaxBiasCompensationRays)
@@ -286,13 +286,14 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     throw Error("--bias-passes must be 1.." + std::to_string(kMaxBiasCompensationPasses));
   if (store.biasCompensationRays() != 0) throw Error("this store already has its bias compensation");
   const Stopwatch time;
-  const std::uint32_t endPixel = endPixelOf(store, options);
-  IBRR_CHECK(options.firstPixel < endPixel && endPixel <= store.frame().pixelCount(),
+  const LayeredDepthCube& level = bouncesLevel ? *bouncesLevel : store;  // whose layers the points lie on
+  const std::uint32_t endPixel = endPixelOf(level, options);
+  IBRR_CHECK(options.firstPixel < endPixel && endPixel <= level.frame().pixelCount(),
              "bias compensation: the pixel share [" + std::to_string(options.firstPixel) + ", " +
                  std::to_string(endPixel) + ") is a non-empty part of the store's pixels");
   // Progress counts points (each one cosine ray and one light sample), so that the rate and the time left hold
   // across passes of different sizes: a layer is raysPerLayer points in the first pass, laterPassRays after.
-  const std::uint64_t layers = store.offsets()[endPixel] - store.offsets()[options.firstPixel];
+  const std::uint64_t layers = level.offsets()[endPixel] - level.offsets()[options.firstPixel];
   const std::uint64_t total =
       layers * (options.raysPerLayer + std::uint64_t(options.passes - 1) * laterPassRays(options.raysPerLayer));
   std::atomic<std::uint64_t> done{0};
@@ -304,8 +305,8 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
   // Pass 1 estimates H_miss from the clamped store, emitted light included; pass k the increment that the
   // increment of pass k − 1 causes, ΔH_k = K ΔH_(k−1) (K: the clamped-away near-field transport), with no emitted
   // part and a quarter of the points (it is smaller: ρ < 1 each time). The sum is the recursion of the header.
-  std::vector<glm::vec3> missing(store.layers().size(), glm::vec3(0.0f));  // Σ ΔH_k
-  LayeredDepthCube readFrom = store;  // H(y) of this pass: the store, then each pass's increment
+  std::vector<glm::vec3> missing(level.layers().size(), glm::vec3(0.0f));  // Σ ΔH_k, per layer of the level
+  LayeredDepthCube readFrom = store;  // H(y) of this pass: the store, then each pass's increment on the level
   for (std::uint32_t pass = 0; pass < options.passes; ++pass) {
     BiasCompensationOptions passOptions = options;
     if (pass > 0) passOptions.raysPerLayer = laterPassRays(options.raysPerLayer);
@@ -318,15 +319,16 @@ LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::
     BiasCompensationStats passStats;
     const std::uint64_t pointsPerLayer = passOptions.raysPerLayer;
     std::vector<glm::vec3> increment = compensationPass(
-        estimator, store, passOptions, passStats,
+        estimator, level, passOptions, passStats,
         [&](std::uint64_t layerCount) { advance(layerCount * pointsPerLayer); });
     stats.rays += passStats.rays;
     if (pass == 0) stats.layersWithoutSurface = passStats.layersWithoutSurface;
     if (options.shareMissing) options.shareMissing(increment);
     for (std::size_t k = 0; k < missing.size(); ++k) missing[k] += increment[k];
-    if (pass + 1 < options.passes) readFrom = withRadiosity(store, increment);
+    if (pass + 1 < options.passes) readFrom = withRadiosity(level, increment);
   }
-  LayeredDepthCube current = withAddedRadiosity(store, missing);
+  LayeredDepthCube current =
+      bouncesLevel ? withCoarseRadiosity(store, withRadiosity(level, missing)) : withAddedRadiosity(store, missing);
   current.setBiasCompensation(options.raysPerLayer, options.passes);
   stats.seconds = time.seconds();
   return current;

@@ -82,10 +82,18 @@ inline constexpr const char* kCompensationPhase = "bias compensation";
 
 // The store with H_miss added to every layer and the compensation recorded in it (setBiasCompensation).
 // `geometryClamp` is the bound b the store was baked with (> 0). Throws ibrr::Interrupted on Ctrl-C.
-LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const rays::EmbreeScene& embree,
-                                     const rays::LightSet& lights, float geometryClamp,
-                                     const BiasCompensationOptions& options, BiasCompensationStats& stats,
-                                     const ProgressObserver& progress = {});
+//
+// `bouncesLevel`, when given, is the coarser level of the same cube that held the VPLs after a bounce (a bake
+// with --direct rays and --indirect-ldc R2 < R, whose only clamped VPLs are those): H_miss is then estimated on
+// its layers (points jittered over its pixels; H(y) still read from `store`, the later passes' increments from
+// the level) and added to `store` as the level's light is (ibrr::withCoarseRadiosity: each layer's pixel centre
+// on its plane, the plane match, bilinear over the coarse pixels). H_miss varies over r_max = 1/√(π b), many
+// coarse pixels (0.27 of the scene's diagonal by default, bake.hpp), so the level loses little of it and costs
+// (R2/R)² of the layers. Its radiosity is not read; the options' pixel share is of its pixels.
+LayeredDepthCube compensateClampBias(const LayeredDepthCube& store, const LayeredDepthCube* bouncesLevel,
+                                     const rays::EmbreeScene& embree, const rays::LightSet& lights,
+                                     float geometryClamp, const BiasCompensationOptions& options,
+                                     BiasCompensationStats& stats, const ProgressObserver& progress = {});
 
 // Keller's instant radiosity compensated per pixel, as the store is per layer (one pass): H_miss at each camera
 // pixel's surface point (G-buffer position, normal facing the camera; coverage in position.w), with H(y) the

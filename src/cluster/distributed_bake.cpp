@@ -73,6 +73,14 @@ LayeredDepthCube storeFromBytes(ByteReader& reader, const LdcParams& params) {
   return LayeredDepthCube(params, vplCount[0], std::move(offsets), std::move(layers));
 }
 
+// `store` as rank 0 has it, on every rank (`params`: the receiving rank's own).
+void broadcastStore(Cluster& cluster, LayeredDepthCube& store, const LdcParams& params) {
+  std::vector<std::byte> bytes = cluster.isRoot() ? storeBytes(store, nullptr) : std::vector<std::byte>();
+  cluster.broadcast(bytes, 0);
+  ByteReader reader(bytes);
+  if (!cluster.isRoot()) store = storeFromBytes(reader, params);
+}
+
 // A share's part of the store as it goes up the tree: its layer sums and its deferred layer records.
 struct SharePart {
   LayerSums sums;
@@ -216,19 +224,20 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
 
   const Stopwatch reduceTime;
   const LdcParams params = paths.sums.layers.params();
+  const std::optional<LdcParams> levelParams =
+      paths.indirect ? std::optional<LdcParams>(paths.indirect->layers.params()) : std::nullopt;
   SharePart whole = reduceUpTree(cluster, SharePart{std::move(paths.sums), std::move(paths.deferred)});
   std::optional<SharePart> indirect;  // the bounces' level (--indirect-ldc), added up the same tree
   if (paths.indirect)
     indirect = reduceUpTree(cluster, SharePart{std::move(*paths.indirect), std::move(paths.indirectDeferred)});
   LayeredDepthCube store;
+  std::optional<LayeredDepthCube> bounces;  // the bounces' level, where the compensation estimates
   if (cluster.isRoot()) {
     const LayerSums level = openDeferredLayers(whole.sums, std::move(whole.deferred));
-    if (indirect) {
-      const LayerSums coarse = openDeferredLayers(indirect->sums, std::move(indirect->deferred));
-      store = bake::lightPathStore(level, &coarse);
-    } else {
-      store = bake::lightPathStore(level, nullptr);
-    }
+    std::optional<LayerSums> coarse;
+    if (indirect) coarse = openDeferredLayers(indirect->sums, std::move(indirect->deferred));
+    store = bake::lightPathStore(level, coarse ? &*coarse : nullptr);
+    bounces = bake::bouncesLevelStore(coarse ? &*coarse : nullptr);
   }
   out.times.reduceSeconds = reduceTime.seconds();
   bake::BakeStats stats = addedStats(cluster, paths.stats);
@@ -241,18 +250,22 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
   if (bake::compensatesClamp(scene, options)) {
     cluster.agree();
     const Stopwatch broadcastTime;
-    std::vector<std::byte> bytes = cluster.isRoot() ? storeBytes(store, nullptr) : std::vector<std::byte>();
-    cluster.broadcast(bytes, 0);
-    ByteReader reader(bytes);
-    if (!cluster.isRoot()) store = storeFromBytes(reader, params);
+    broadcastStore(cluster, store, params);
+    if (levelParams) {  // the level's layers as rank 0 opened them, for every rank
+      if (!bounces) bounces.emplace();
+      broadcastStore(cluster, *bounces, *levelParams);
+    }
     out.times.broadcastSeconds = broadcastTime.seconds();
     const Stopwatch compensationTime;
-    store = bake::compensateBias(scene, store, options, everyRank, stats, [&](bake::BiasCompensationOptions& part) {
-      std::tie(part.firstPixel, part.endPixel) = pixelShareOf(store, cluster.rank(), cluster.size());
-      part.shareMissing = [&cluster, &store](std::vector<glm::vec3>& missing) {
-        shareMissingLight(cluster, store, missing);
-      };
-    });
+    const LayeredDepthCube& estimated = bake::compensationLevel(store, bounces ? &*bounces : nullptr, options);
+    store = bake::compensateBias(scene, store, bounces ? &*bounces : nullptr, options, everyRank, stats,
+                                 [&](bake::BiasCompensationOptions& part) {
+                                   std::tie(part.firstPixel, part.endPixel) =
+                                       pixelShareOf(estimated, cluster.rank(), cluster.size());
+                                   part.shareMissing = [&cluster, &estimated](std::vector<glm::vec3>& missing) {
+                                     shareMissingLight(cluster, estimated, missing);
+                                   };
+                                 });
     cluster.agree();
     out.times.compensationSeconds = compensationTime.seconds();
     const std::vector<double> bias = cluster.allSum(
