@@ -2,6 +2,7 @@
 
 #include "bake/layer_points.hpp"
 #include "ibrr/error.hpp"
+#include "rays/projected_solid_angle.hpp"
 #include "rays/sampler.hpp"
 #include "rays/warp.hpp"
 #include "util/stopwatch.hpp"
@@ -95,10 +96,14 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
       break;
   }
   // An emissive triangle: Σ_s w_s · L_e cosθx cosθy / r² · A / S over uniform points y_s on it (pdf 1/A), each
-  // MIS-weighted against the cosine rays that could have found the same point (misWeight).
+  // MIS-weighted against the cosine rays that could have found the same point (misWeight). Where every sample
+  // reached the light (and no cosine ray shares the work), nothing of it is in shadow as far as they tell, and
+  // the light's unshadowed integral in closed form, L_e·Ω⊥ (rays/projected_solid_angle.hpp), replaces their
+  // estimate of it: exact in the lit regions, so that their layers' points agree and stop at kFirstPoints.
   const scene::EmissiveTriangle& emitter = scene.emitters()[local];
   const std::uint32_t stream = rays::hashCombine(layerStream, light);
   glm::vec3 sum(0.0f);
+  std::uint32_t reached = 0;
   for (std::uint32_t s = 0; s < options.samplesPerLight; ++s) {
     const glm::vec2 b = rays::squareToTriangleBarycentrics(rays::sobolPair(k * options.samplesPerLight + s, stream, 0));
     const glm::vec3 y = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
@@ -113,9 +118,12 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const bool visible = embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal);
     tally.add(visible);
     if (!visible) continue;
+    ++reached;
     const float lightPdf = r2 / (emitter.area * cosY);  // solid angle, one uniform point on the triangle
     sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, options.samplesPerLight, cosineRays));
   }
+  if (cosineRays == 0 && reached == options.samplesPerLight)
+    return emitter.radiance * rays::projectedSolidAngle(x.position, x.shadingNormal, emitter.v0, emitter.v1, emitter.v2);
   return emitter.radiance * sum * (emitter.area / float(options.samplesPerLight));
 }
 
