@@ -32,8 +32,9 @@ struct ShadowTally {
   bool agree() const { return visible == 0 || blocked == 0; }
 };
 
-// Cosine rays per light sample at a point near an emitter (nearAnEmitter).
-constexpr std::uint32_t kCosineRaysPerLightSample = 4;
+// Cosine rays at a point near an emitter (nearAnEmitter): 16 give the furnace's layers π·L_e within 4.9% at worst
+// along its edges (4 gave 16.6%).
+constexpr std::uint32_t kCosineRaysNearAnEmitter = 16;
 
 // The power heuristic's weight of a light sample (solid-angle pdf `lightPdf`, S of them per point and triangle)
 // against the point's C cosine rays (pdf cosθx/π): (S·p_l)² / ((S·p_l)² + (C·p_c)²); 1 when the point casts none.
@@ -183,7 +184,7 @@ glm::vec3 layerDirectLight(const rays::EmbreeScene& embree, const rays::LightSet
     if (!x) continue;
     ++found;
     const std::uint32_t cosineRays =
-        nearAnEmitter(embree.scene(), x->position) ? kCosineRaysPerLightSample * options.samplesPerLight : 0;
+        nearAnEmitter(embree.scene(), x->position) ? kCosineRaysNearAnEmitter : 0;
     castCosineRays = castCosineRays || cosineRays > 0;
     glm::vec3 point(0.0f);
     for (std::uint32_t light = 0; light < lights.size(); ++light)

@@ -10,7 +10,7 @@
 // at those 4: no penumbra or surface edge crosses its pixel and its light barely changes across it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
 // points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
 // points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. A point near an
-// emissive triangle (within one longest edge of its centre) also casts 4·samplesPerLight cosine rays, and the two
+// emissive triangle (within one longest edge of its centre) also casts 16 cosine rays, and the two
 // strategies are combined by multiple importance sampling (power heuristic). Emissive surfaces
 // are lights here exactly as in the reference path tracer (rays/light_set.hpp), and no geometry term is clamped,
 // so this replaces the hemicubes of the VPLs on the lights. Each layer draws its numbers from its own stream:
@@ -29,7 +29,7 @@ namespace ibrr::bake {
 
 struct DirectLightOptions {
   std::uint32_t points = 16;          // jittered points per layer (4 where they agree; direct_light.hpp)
-  std::uint32_t samplesPerLight = 4;  // shadow rays per point and emissive triangle
+  std::uint32_t samplesPerLight = 2;  // shadow rays per point and emissive triangle (BakeOptions::directSamples)
   std::uint32_t seed = 0;
 };
 
