@@ -294,10 +294,19 @@ TEST_CASE("ibrr bake shows the compensation pass, and ibrr info reads it back fr
       test::runIbrr({"bake", "cornell", "--paths", "8", "--ldc", "32", "--hemicube", "16", "--indirect-hemicube", "8",
                      "--bias-rays", "4", "--bias-passes", "1", "-o", store});
   REQUIRE(baked.exitCode == 0);
-  CHECK_THAT(baked.out, Catch::Contains("bias compensation") && Catch::Contains("4 rays per layer, 1 pass"));
+  // R = 32 is one level (the bounces' level is R/8, at least 32): the compensation runs on the store's layers.
+  CHECK_THAT(baked.out, Catch::Contains("bias compensation") &&
+                            Catch::Contains("on the layers at R = 32, 4 points per layer, 1 pass"));
   const test::CommandResult info = test::runIbrr({"info", store});
   REQUIRE(info.exitCode == 0);
   CHECK_THAT(info.out, Catch::Contains("compensated: 4 rays per layer, 1 pass"));
+  // At R = 64 the bounces have their level at 32, and the compensation runs there with 4× the points.
+  const test::CommandResult twoLevels =
+      test::runIbrr({"bake", "cornell", "--paths", "8", "--ldc", "64", "--hemicube", "16", "--indirect-hemicube", "8",
+                     "--bias-rays", "4", "--bias-passes", "1", "-o", store});
+  REQUIRE(twoLevels.exitCode == 0);
+  CHECK_THAT(twoLevels.out, Catch::Contains("on the layers at R = 32, 16 points per layer, 1 pass"));
+  CHECK_THAT(test::runIbrr({"info", store}).out, Catch::Contains("compensated: 16 rays per layer, 1 pass"));
   const test::CommandResult refused = test::runIbrr({"bake", "cornell", "--bias-compensation", "maybe", "-o", store});
   CHECK(refused.exitCode != 0);
   CHECK_THAT(refused.err, Catch::Contains("--bias-compensation"));
