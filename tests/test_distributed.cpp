@@ -54,7 +54,7 @@ TEST_CASE("light-path shares baked apart and added give the whole bake's store, 
     const scene::Scene scene = scene::loadScene(test::sceneDir() / c.scene);
     const bake::LightPathBake bakedWhole = bake::bakeLightPaths(scene, c.options);
     const LayeredDepthCube whole =
-        bake::lightPathStore(bakedWhole.sums, bakedWhole.indirect ? &*bakedWhole.indirect : nullptr);
+        bake::lightPathStores(bakedWhole.sums, bakedWhole.indirect ? &*bakedWhole.indirect : nullptr).store;
     for (std::uint32_t shares : {2u, 3u}) {
       LayerSums sums, indirect;  // the store's level and the bounces' (--indirect-ldc)
       std::vector<DeferredOpening> deferred, indirectDeferred;
@@ -76,7 +76,8 @@ TEST_CASE("light-path shares baked apart and added give the whole bake's store, 
       if (std::string(c.scene) == "conference.json") CHECK(!deferred.empty());  // the case the deferral is for
       const LayerSums coarse = bakedWhole.indirect ? openDeferredLayers(indirect, std::move(indirectDeferred)) : LayerSums();
       const LayeredDepthCube added =
-          bake::lightPathStore(openDeferredLayers(sums, std::move(deferred)), bakedWhole.indirect ? &coarse : nullptr);
+          bake::lightPathStores(openDeferredLayers(sums, std::move(deferred)), bakedWhole.indirect ? &coarse : nullptr)
+              .store;
       REQUIRE(added.layers().size() == whole.layers().size());
       CHECK(added.vplCount() == whole.vplCount());
       CHECK(serializeStore(added) == serializeStore(whole));

@@ -536,15 +536,10 @@ struct Levels {
     store->finish();
     if (indirect) indirect->finish();
   }
-  LayeredDepthCube rounded() const {
-    if (!indirect) return store->layerSums().rounded();
+  LightPathStores rounded() const {
+    if (!indirect) return lightPathStores(store->layerSums(), nullptr);
     const LayerSums coarse = indirect->layerSums();
-    return lightPathStore(store->layerSums(), &coarse);
-  }
-  std::optional<LayeredDepthCube> bouncesLevel() const {
-    if (!indirect) return std::nullopt;
-    const LayerSums coarse = indirect->layerSums();
-    return bouncesLevelStore(&coarse);
+    return lightPathStores(store->layerSums(), &coarse);
   }
 };
 
@@ -571,10 +566,9 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
         warp.finish();
         const double at = bakeSeconds();
         const Stopwatch callbackTime;
-        const LayeredDepthCube partial = warp.rounded();
-        const std::optional<LayeredDepthCube> bounces = warp.bouncesLevel();
-        checkpoints->onCheckpoint(scaleRadiosity(partial, float(options.paths) / float(paths)),
-                                  bounces ? &*bounces : nullptr, paths, at);
+        const LightPathStores partial = warp.rounded();
+        checkpoints->onCheckpoint(scaleRadiosity(partial.store, float(options.paths) / float(paths)),
+                                  partial.bounces(), paths, at);
         checkpointSeconds += callbackTime.seconds();
       }
     }
@@ -746,13 +740,11 @@ int indirectLevelResolution(const BakeOptions& options) {
   return options.indirectLdcResolution == 0 ? options.ldcResolution : options.indirectLdcResolution;
 }
 
-LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect) {
-  return indirect ? withIndirectLevel(sums.rounded(), indirect->rounded()) : sums.rounded();
-}
-
-std::optional<LayeredDepthCube> bouncesLevelStore(const LayerSums* indirect) {
-  if (!indirect) return std::nullopt;
-  return indirect->rounded();
+LightPathStores lightPathStores(const LayerSums& sums, const LayerSums* indirect) {
+  if (!indirect) return {sums.rounded(), std::nullopt};
+  LayeredDepthCube bounces = indirect->rounded();
+  LayeredDepthCube store = withIndirectLevel(sums.rounded(), bounces);
+  return {std::move(store), std::move(bounces)};
 }
 
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
@@ -828,8 +820,8 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   const double checkpointSeconds = bakeTime.seconds() - paths.stats.totalSeconds;
   BakeStats& stats = paths.stats;
   const Stopwatch levelTime;
-  LayeredDepthCube store = lightPathStore(paths.sums, paths.indirect ? &*paths.indirect : nullptr);
-  const std::optional<LayeredDepthCube> bounces = bouncesLevelStore(paths.indirect ? &*paths.indirect : nullptr);
+  LightPathStores stores = lightPathStores(paths.sums, paths.indirect ? &*paths.indirect : nullptr);
+  LayeredDepthCube store = std::move(stores.store);
   if (paths.indirect) stats.levelSeconds = levelTime.seconds();
   if (stats.pathsCompleted < options.paths) {
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
@@ -837,7 +829,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
   }
   if (options.direct == DirectLight::Rays) store = addDirectLight(scene, store, options, progress, stats);
   if (compensatesClamp(scene, options))
-    store = compensateBias(scene, store, bounces ? &*bounces : nullptr, options, progress, stats);
+    store = compensateBias(scene, store, stores.bounces(), options, progress, stats);
   BakeResult result{std::move(store), stats};
   result.stats.totalSeconds = bakeTime.seconds() - checkpointSeconds;
   return result;

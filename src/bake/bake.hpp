@@ -247,10 +247,14 @@ struct LightPathBake {
   std::vector<DeferredOpening> indirectDeferred;
   BakeStats stats;
 };
-// The store of light-path sums: the store's level, rounded, with the bounces' level added when there is one.
-LayeredDepthCube lightPathStore(const LayerSums& sums, const LayerSums* indirect);
-// The bounces' level on its own, rounded (compensateBias estimates on its layers); none when the bake has one level.
-std::optional<LayeredDepthCube> bouncesLevelStore(const LayerSums* indirect);
+// The stores of light-path sums: `store`, the store's level rounded with the bounces' level added when there is
+// one, and that level on its own, rounded once for both (compensateBias estimates on its layers).
+struct LightPathStores {
+  LayeredDepthCube store;
+  std::optional<LayeredDepthCube> bouncesLevel;
+  const LayeredDepthCube* bounces() const { return bouncesLevel ? &*bouncesLevel : nullptr; }
+};
+LightPathStores lightPathStores(const LayerSums& sums, const LayerSums* indirect);
 // The R2 the bounces' level of `options` uses (R when the bake has one level).
 int indirectLevelResolution(const BakeOptions& options);
 // Whether the bake renders a hemicube for `vpl` (with the direct light by rays, the VPLs on the lights render none).
@@ -271,8 +275,8 @@ LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCub
 // `store` (baked with `options`, uncompensated) with the clamp's missing light added per layer
 // (bias_compensation.hpp, options.biasRays and biasPasses at geometryClampFor's clamp, which must be > 0); its
 // time and rays go to `stats`. bakeStore calls it when options.biasCompensation; compare calls it for the
-// partial stores of its error-against-time curve. With a bounces' level (bouncesLevelStore) and the direct light
-// by rays, the only clamped VPLs are the level's, and the missing light is estimated on its layers
+// partial stores of its error-against-time curve. With a bounces' level (LightPathStores::bouncesLevel) and the
+// direct light by rays, the only clamped VPLs are the level's, and the missing light is estimated on its layers
 // (compensateClampBias); otherwise on the store's.
 // `share`, when given, sets the part of the layers this process estimates and how the ranks exchange them
 // (BiasCompensationOptions' firstPixel, endPixel and shareMissing; src/cluster/).

@@ -236,8 +236,9 @@ DistributedBakeResult bakeStoreAcrossRanks(Cluster& cluster, const scene::Scene&
     const LayerSums level = openDeferredLayers(whole.sums, std::move(whole.deferred));
     std::optional<LayerSums> coarse;
     if (indirect) coarse = openDeferredLayers(indirect->sums, std::move(indirect->deferred));
-    store = bake::lightPathStore(level, coarse ? &*coarse : nullptr);
-    bounces = bake::bouncesLevelStore(coarse ? &*coarse : nullptr);
+    bake::LightPathStores stores = bake::lightPathStores(level, coarse ? &*coarse : nullptr);
+    store = std::move(stores.store);
+    bounces = std::move(stores.bouncesLevel);
   }
   out.times.reduceSeconds = reduceTime.seconds();
   bake::BakeStats stats = addedStats(cluster, paths.stats);
