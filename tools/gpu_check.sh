@@ -43,8 +43,8 @@ for batch in 1 16 64 256; do
     tee -a "$out/batch.log" | grep -E "^time" | cut -c18-
 done
 
-section "ibrr bench ibrr --sections bake (1,024 paths: Cornell box and conference room)"
-"$ibrr" bench ibrr --sections bake --paths 1024 --shared-scenes ../shared/scenes 2>&1 | tee "$out/bench.log"
+section "ibrr bench ibrr --sections bake,insertion (1,024 paths: Cornell box and conference room)"
+"$ibrr" bench ibrr --sections bake,insertion --paths 1024 --shared-scenes ../shared/scenes 2>&1 | tee "$out/bench.log"
 
 section "every other [gpu] test"
 "$tests" "[gpu]" --durations yes 2>&1 | tee "$out/tests.log" | grep -E "FAILED|passed|failed|^[0-9.]+ s:" | tail -60

@@ -24,29 +24,39 @@ struct BenchOptions {
   std::string json;
   bool convergence = false;
   std::string sharedScenes = "../shared/scenes";
-  std::string sections = "bake,display,geometry";
+  std::string sections = "bake,insertion,display,geometry";
   std::uint32_t bakePaths = 0;     // 0: the benchmark's own (1,024; 32 with --quick)
   bool sharedScenesGiven = false;  // --shared-scenes on the command line: then its folder must exist
   std::string lightmapFlagGiven;   // a flag of the lightmap benchmark given ("" for none)
   lightmap::LightmapBenchOptions lightmap;
 };
 
-// The ibrr benchmark's sections from "bake,display,geometry" (any subset, comma-separated).
+// The ibrr benchmark's sections, by name: the flag of IbrrBenchOptions each one sets.
+struct IbrrSection {
+  const char* name;
+  bool display::IbrrBenchOptions::*flag;
+};
+constexpr IbrrSection kIbrrSections[] = {
+    {"bake", &display::IbrrBenchOptions::bake},
+    {"insertion", &display::IbrrBenchOptions::insertion},
+    {"display", &display::IbrrBenchOptions::display},
+    {"geometry", &display::IbrrBenchOptions::geometry},
+};
+
+// The ibrr benchmark's sections from "bake,insertion,display,geometry" (any subset, comma-separated).
 void parseSections(const std::string& list, display::IbrrBenchOptions& ibrr) {
-  ibrr.bake = ibrr.display = ibrr.geometry = false;
+  for (const IbrrSection& section : kIbrrSections) ibrr.*section.flag = false;
   std::size_t begin = 0;
   while (begin <= list.size()) {
     const std::size_t end = std::min(list.find(',', begin), list.size());
     const std::string name = list.substr(begin, end - begin);
-    if (name == "bake")
-      ibrr.bake = true;
-    else if (name == "display")
-      ibrr.display = true;
-    else if (name == "geometry")
-      ibrr.geometry = true;
-    else
+    const auto known = std::find_if(std::begin(kIbrrSections), std::end(kIbrrSections),
+                                    [&](const IbrrSection& section) { return name == section.name; });
+    if (known == std::end(kIbrrSections))
       throw ibrr::Error("--sections '" + list + "': unknown section '" + name +
-                        "'; give bake, display and/or geometry, comma-separated (e.g. --sections bake,display)");
+                        "'; give bake, insertion, display and/or geometry, comma-separated (e.g. --sections "
+                        "bake,display)");
+    ibrr.*known->flag = true;
     begin = end + 1;
   }
 }
@@ -123,7 +133,8 @@ void addBenchCommand(CLI::App& app) {
                     "rays benchmark: also render 4096 spp and check relRMSE against 1/sqrt(spp)");
   command
       ->add_option("--sections", options->sections,
-                   "ibrr benchmark: which of bake, display, geometry to run (comma-separated)")
+                   "ibrr benchmark: which of bake (the bakes, both warps, both configurations), insertion (the CPU "
+                   "warp's ns per LDI write), display, geometry to run (comma-separated)")
       ->capture_default_str();
   command
       ->add_option("--paths", options->bakePaths,
@@ -154,7 +165,8 @@ void addBenchCommand(CLI::App& app) {
                       "compressed and moved-light lightmaps");
   command->footer(
       "Examples:\n  ibrr bench store\n  ibrr bench ibrr --shared-scenes ../shared/scenes\n  ibrr bench ibrr --sections "
-      "display\n  ibrr bench ibrr --sections bake --paths 4096\n  ibrr bench lightmap --out figures\n  ibrr bench all "
+      "display\n  ibrr bench ibrr --sections bake --paths 4096\n  ibrr bench ibrr --sections insertion\n  ibrr bench "
+      "lightmap --out figures\n  ibrr bench all "
       "--quick");
   command->callback([options, command] {
     options->sharedScenesGiven = command->count("--shared-scenes") > 0;

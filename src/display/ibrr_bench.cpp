@@ -346,10 +346,13 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
         << ", H = " << defaults.hemicubeResolution << ", h = " << defaults.indirectHemicubeResolution << "):\n";
     const bool software = context->info().isSoftware();
     benchBake("cornell", cornell, defaults, software, out);
-    benchInsertion("cornell", cornell, defaults, options.quick ? 8 : 128, out);
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
     if (!options.quick && conferenceAvailable)
       benchBake("conference", scene::loadScene(conference), defaults, software, out);
+  }
+  if (options.insertion) {
+    out << "CPU insertion (R = " << defaults.ldcResolution << " and its bounces' level):\n";
+    benchInsertion("cornell", cornell, defaults, options.quick ? 8 : 128, out);
   }
   if (options.display) benchDisplay(cornell, options.quick, out);
   if (options.display && !options.quick && conferenceAvailable) {

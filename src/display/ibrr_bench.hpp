@@ -16,8 +16,8 @@ namespace ibrr::display {
 struct IbrrBenchOptions {
   bool quick = false;                                       // small sizes for a smoke run
   std::filesystem::path sharedScenes = "../shared/scenes";  // conference room, bunny, dragon (skipped if absent)
-  bool bake = true, display = true, geometry = true;        // which sections to run
-  std::optional<std::uint32_t> bakePaths;                   // the bake section's light paths (else 1,024 / 32)
+  bool bake = true, insertion = true, display = true, geometry = true;  // which sections to run
+  std::optional<std::uint32_t> bakePaths;  // the bake section's light paths (else 1,024 / 32)
 };
 
 // Needs no current context (it creates a headless one). Returns 0.
