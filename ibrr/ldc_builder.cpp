@@ -54,14 +54,19 @@ struct BuildLayer {
 };
 
 // A layer's running total: Σ over finished hemicubes of their area-weighted mean B_h = Σ a·E / Σ a, in double
-// precision so that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums), and their count.
-struct LayerTotal {
-  glm::dvec3 sum{0.0};
-  std::uint32_t count = 0;
+// precision so that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums), and their count as a fourth
+// double (exact below 2⁵³), so that the parallel pass adds a hemicube's mean (x/w, y/w, z/w, w/w = 1) with two
+// vector additions (addMeanOf).
+struct alignas(32) LayerTotal {
+  double values[4] = {0.0, 0.0, 0.0, 0.0};  // Σ B_h per channel, then the count
   void add(const glm::vec3& mean) {
-    sum += glm::dvec3(mean);
-    ++count;
+    values[0] += double(mean.x);
+    values[1] += double(mean.y);
+    values[2] += double(mean.z);
+    values[3] += 1.0;
   }
+  glm::dvec3 sum() const { return glm::dvec3(values[0], values[1], values[2]); }
+  std::uint32_t count() const { return static_cast<std::uint32_t>(values[3]); }
 };
 
 // Adds the layer's pending hemicube mean, if any, to its total and clears the pending sums.
@@ -268,12 +273,61 @@ struct LdcBuilder::Layers {
   std::vector<PixelPlanes> pixelPlanes;  // each pixel's first four seeded planes, for the test of four at once
 };
 
+// A share (a·E, a), or a layer's sums of shares (Σ a·E, Σ a): one vector addition a share with SSE2, the same
+// float additions as glm's otherwise.
+struct alignas(16) ShareSums {
+#if defined(__SSE2__)
+  __m128 v = _mm_setzero_ps();
+  ShareSums() = default;
+  ShareSums(const glm::vec3& value, float a) : v(_mm_setr_ps(a * value.x, a * value.y, a * value.z, a)) {}
+  // (a·x, a·y, a·z, a·w): a share (a·E, a) from (E, 1), in the products of the constructor above.
+  ShareSums scaled(float a) const {
+    ShareSums result;
+    result.v = _mm_mul_ps(_mm_set1_ps(a), v);
+    return result;
+  }
+  void add(const ShareSums& share) { v = _mm_add_ps(v, share.v); }
+  glm::vec4 get() const {
+    glm::vec4 out;
+    _mm_storeu_ps(&out.x, v);
+    return out;
+  }
+#else
+  glm::vec4 v{0.0f};
+  ShareSums() = default;
+  ShareSums(const glm::vec3& value, float a) : v(a * value, a) {}
+  ShareSums scaled(float a) const {
+    ShareSums result;
+    result.v = a * v;
+    return result;
+  }
+  void add(const ShareSums& share) { v += share.v; }
+  glm::vec4 get() const { return v; }
+#endif
+  glm::vec3 areaValue() const { return glm::vec3(get()); }
+  float area() const { return get().w; }
+  glm::vec3 mean() const { return areaValue() / area(); }  // B_h = Σ a·E / Σ a
+};
+
+// Adds the mean of a layer's sums of shares (Σ a > 0) to its total: LayerTotal::add(sums.mean()), the same float
+// divisions and double additions, four lanes at once with SSE2.
+inline void addMeanOf(const ShareSums& sums, LayerTotal& total) {
+#if defined(__SSE2__)
+  const __m128 mean = _mm_div_ps(sums.v, _mm_shuffle_ps(sums.v, sums.v, _MM_SHUFFLE(3, 3, 3, 3)));  // w/w = 1
+  _mm_store_pd(total.values, _mm_add_pd(_mm_load_pd(total.values), _mm_cvtps_pd(mean)));
+  _mm_store_pd(total.values + 2, _mm_add_pd(_mm_load_pd(total.values + 2), _mm_cvtps_pd(_mm_movehl_ps(mean, mean))));
+#else
+  total.add(sums.mean());
+#endif
+}
+
 // A sample of the parallel pass, splatted (InsertionPass::splatHemicube): its plane, its value and its splat.
 struct SplatRecord {
+  // Box kernel: the share (a·E, a) every pixel of the splat takes, a = SplatShape::boxShare; Gaussian: (E, 1),
+  // which each pixel's share a of HemicubeSplats::shares scales (ShareSums::scaled).
+  ShareSums share;
   glm::vec3 p{0.0f};
   glm::vec3 n{0.0f};
-  glm::vec3 value{0.0f};         // E
-  float boxShare = 0.0f;         // SplatShape::boxShare
   std::uint32_t firstRun = 0;    // into HemicubeSplats::runs
   std::uint32_t firstShare = 0;  // Gaussian kernel: into HemicubeSplats::shares
   std::uint32_t sample = 0;      // its index in the hemicube
@@ -306,45 +360,11 @@ struct HemicubeScratch {
   std::vector<std::uint32_t> next;
 };
 
-// A share (a·E, a), or a layer's sums of shares (Σ a·E, Σ a): one vector addition a share with SSE2, the same
-// float additions as glm's otherwise.
-struct alignas(16) ShareSums {
-#if defined(__SSE2__)
-  __m128 v = _mm_setzero_ps();
-  ShareSums() = default;
-  ShareSums(const glm::vec3& value, float a) : v(_mm_setr_ps(a * value.x, a * value.y, a * value.z, a)) {}
-  // Adds a share; true when it is the first (the sums were zero: every share has a > 0).
-  bool addFirst(const ShareSums& share) {
-    const bool first = _mm_cvtss_f32(_mm_shuffle_ps(v, v, _MM_SHUFFLE(3, 3, 3, 3))) == 0.0f;
-    v = _mm_add_ps(v, share.v);
-    return first;
-  }
-  glm::vec4 get() const {
-    glm::vec4 out;
-    _mm_storeu_ps(&out.x, v);
-    return out;
-  }
-#else
-  glm::vec4 v{0.0f};
-  ShareSums() = default;
-  ShareSums(const glm::vec3& value, float a) : v(a * value, a) {}
-  bool addFirst(const ShareSums& share) {
-    const bool first = v.w == 0.0f;
-    v += share.v;
-    return first;
-  }
-  glm::vec4 get() const { return v; }
-#endif
-  glm::vec3 areaValue() const { return glm::vec3(get()); }
-  float area() const { return get().w; }
-  glm::vec3 mean() const { return areaValue() / area(); }  // B_h = Σ a·E / Σ a
-};
-
 // A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
-// hemicube has not reached it, and the layers (band-local indices) reached, in the order they were reached.
+// hemicube has not reached it, and a bit set for every layer (band-local index) it reached.
 struct BandSums {
   std::vector<ShareSums> sums;
-  std::vector<std::uint32_t> touched;  // room for every layer of the band and one more (the first-touch list)
+  std::vector<std::uint64_t> reached;  // a bit a layer of the band: the hemicube added a share to it
 };
 
 // A share of a sample's own pixel that matched no seeded layer: the ordered pass opens or joins a layer with it.
@@ -500,8 +520,7 @@ struct InsertionPass {
       const SplatShape shape = splatSample(hc.centre, ws, out.runs, out.shares, scratch.splat.weighted);
       rec.p = ws.p;
       rec.n = ws.n;
-      rec.value = ws.value;
-      rec.boxShare = shape.boxShare;
+      rec.share = kernel == SplatKernel::Box ? ShareSums(ws.value, shape.boxShare) : ShareSums(ws.value, 1.0f);
       rec.sample = ws.sample;
       rec.runCount = static_cast<std::uint16_t>(shape.runs);
       rec.ownI = static_cast<std::int16_t>(ws.ownI);
@@ -544,26 +563,23 @@ struct InsertionPass {
     const std::uint32_t ldiBase = static_cast<std::uint32_t>(ldi) * frame.pixelsPerLdi();
     const std::uint32_t firstLayer = store.seedOffsets[ldiBase + std::uint32_t(jBegin * res)];
     const std::uint32_t endLayer = store.seedOffsets[ldiBase + std::uint32_t(jEnd * res)];
-    if (scratch.sums.size() < endLayer - firstLayer) {
-      scratch.sums.assign(endLayer - firstLayer, ShareSums());
-      scratch.touched.assign(endLayer - firstLayer + 1, 0);
-    }
-    // Plain pointers and a local count, so that the compiler keeps them in registers across the shares.
+    const std::uint32_t bandLayers = endLayer - firstLayer, reachedWords = (bandLayers + 63) / 64;
+    if (scratch.sums.size() < bandLayers) scratch.sums.assign(bandLayers, ShareSums());
+    if (scratch.reached.size() < reachedWords) scratch.reached.assign(reachedWords, 0);
+    // Plain pointers, so that the compiler keeps them in registers across the shares.
     ShareSums* const sums = scratch.sums.data();
-    std::uint32_t* const touched = scratch.touched.data();
+    std::uint64_t* const reached = scratch.reached.data();
     const bool box = kernel == SplatKernel::Box;
     const std::uint32_t* const offsets = store.seedOffsets.data();
     const PixelPlanes* const pixelPlanes = store.pixelPlanes.data();
     for (std::uint32_t h = 0; h < group.size(); ++h) {
       const HemicubeSplats& hs = group[h];
-      std::size_t touchedCount = 0;
       const std::uint32_t own = hs.ownStart[std::size_t(band) + 1] - hs.ownStart[std::size_t(band)];
       const std::uint32_t reaching = hs.reachingStart[std::size_t(band) + 1] - hs.reachingStart[std::size_t(band)];
       for (std::uint32_t k = 0; k < own + reaching; ++k) {
         const SplatRecord& rec = k < own ? hs.records[hs.ownStart[std::size_t(band)] + k]
                                          : hs.records[hs.reaching[hs.reachingStart[std::size_t(band)] + k - own]];
         const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
-        const ShareSums boxShare(rec.value, rec.boxShare);
         const PixelRun* const runs = hs.runs.data() + rec.firstRun;
         std::uint32_t share = rec.firstShare;  // Gaussian: the share of the run's first pixel
         for (std::uint32_t r = 0; r < rec.runCount; ++r) {
@@ -585,21 +601,25 @@ struct InsertionPass {
               layer = nearestSeededLayer(g, rec.p, rec.n);
             }
             lo = hi;
-            const ShareSums add = box ? boxShare : ShareSums(rec.value, hs.shares[share]);
+            const ShareSums add = box ? rec.share : rec.share.scaled(hs.shares[share]);
             if (layer < 0) {
               if (i == rec.ownI && run.j == rec.ownJ) misses.push_back(missOf(g, h, rec, add));
               continue;
             }
             const std::uint32_t local = std::uint32_t(layer) - firstLayer;
-            touched[touchedCount] = local;                      // kept only on the first touch
-            touchedCount += sums[local].addFirst(add) ? 1 : 0;  // (every share has a > 0)
+            sums[local].add(add);
+            reached[local / 64] |= std::uint64_t(1) << (local % 64);
           }
         }
       }
-      for (std::size_t t = 0; t < touchedCount; ++t) {
-        ShareSums& sum = sums[touched[t]];
-        store.totals[firstLayer + touched[t]].add(sum.mean());
-        sum = ShareSums();
+      // Each layer reached adds the hemicube's mean (in layer order, so the totals are read front to back).
+      for (std::uint32_t word = 0; word < reachedWords; ++word) {
+        for (std::uint64_t bits = reached[word]; bits != 0; bits &= bits - 1) {
+          const std::uint32_t local = 64 * word + std::uint32_t(__builtin_ctzll(bits));
+          addMeanOf(sums[local], store.totals[firstLayer + local]);
+          sums[local] = ShareSums();
+        }
+        reached[word] = 0;
       }
     }
   }
@@ -913,8 +933,8 @@ LayeredDepthCube LdcBuilder::finalize() const {
       [&](std::size_t idx) {
         const BuildLayer& b = m_layers->layers[idx];
         const LayerTotal& t = m_layers->totals[idx];
-        const glm::vec3 total(t.sum);
-        layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, t.count});
+        const glm::vec3 total(t.sum());
+        layers.push_back(PackedLayer{octEncode(b.n), b.d, total.x, total.y, total.z, t.count()});
       });
   offsets.back() = static_cast<std::uint32_t>(layers.size());
   return LayeredDepthCube(m_params, m_stats.hemicubes, std::move(offsets), std::move(layers));
@@ -925,7 +945,7 @@ LayerSums LdcBuilder::layerSums() const {
   std::vector<glm::dvec3> sums;
   sums.reserve(store.layers().size());
   forEachLayerInStoreOrder(
-      *m_layers, [](std::uint32_t) {}, [&](std::size_t idx) { sums.push_back(m_layers->totals[idx].sum); });
+      *m_layers, [](std::uint32_t) {}, [&](std::size_t idx) { sums.push_back(m_layers->totals[idx].sum()); });
   return LayerSums(std::move(store), std::move(sums));
 }
 
@@ -979,10 +999,10 @@ LayerSums openDeferredLayers(const LayerSums& seeded, std::vector<DeferredOpenin
     }
     for (std::size_t l = 0; l < opened.size(); ++l) {
       flushShares(opened[l], openedTotals[l]);
-      const glm::vec3 total(openedTotals[l].sum);
+      const glm::vec3 total(openedTotals[l].sum());
       layers.push_back(
-          PackedLayer{octEncode(opened[l].n), opened[l].d, total.x, total.y, total.z, openedTotals[l].count});
-      sums.push_back(openedTotals[l].sum);
+          PackedLayer{octEncode(opened[l].n), opened[l].d, total.x, total.y, total.z, openedTotals[l].count()});
+      sums.push_back(openedTotals[l].sum());
     }
   }
   IBRR_CHECK(next == openings.size(), "every deferred layer record names a pixel of the store");
