@@ -26,7 +26,7 @@ nvidia-smi -L 2>/dev/null
 echo "$(nproc) CPU cores"
 
 section "the GPU warp against the CPU warp"
-"$tests" "the GPU warp gives the CPU warp's store\\, and the same bytes at any batch size,no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge,[gpu-hardware]" \
+"$tests" "the GPU warp gives the CPU warp's store\\, and the same bytes at any batch size*,no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge,[gpu-hardware]" \
   --durations yes 2>&1 | tee "$out/warp_tests.log" | tail -30
 
 section "default Cornell bake, each warp"
