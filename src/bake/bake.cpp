@@ -137,16 +137,17 @@ std::span<const float> faceSolidAngles(const gpu::HemicubeFace& face, int resolu
 // Atlas pixel (x, row) of `face` as a sample: g clamped if asked, footprint A = dω·r²/cosθx from the pixel's
 // solid angle (ibrr::footprintArea), and the reach of a sample beside an edge where two surfaces meet; not valid
 // where the pixel sees nothing or a surface the VPL does not light.
-PixelSample atlasPixelSample(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face,
-                             std::span<const float> solidAngles, float geometryClamp, int x, int row) {
-  PixelSample s;
+// Written into `s` (a block's entry, reused block after block: an invalid sample sets only `valid`).
+void atlasPixelSample(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face,
+                      std::span<const float> solidAngles, float geometryClamp, int x, int row, PixelSample& s) {
+  s.valid = false;
   const std::size_t index = std::size_t(face.firstRow + row) * capture.width() + x;
   const glm::vec4& position = capture.positions[index];
-  if (position.w < 0.5f) return s;
+  if (position.w < 0.5f) return;
   const glm::vec4& normalGeometry = capture.normalsGeometry[index];
   s.g = normalGeometry.w;
   if (geometryClamp > 0.0f) s.g = std::min(s.g, geometryClamp);
-  if (!(s.g > 0.0f)) return s;  // back-facing to the VPL or outside a spot's cone: no light
+  if (!(s.g > 0.0f)) return;  // back-facing to the VPL or outside a spot's cone: no light
   s.position = glm::vec3(position);
   s.normal = glm::vec3(normalGeometry);
   const glm::vec3 toCentre = capture.centre - s.position;
@@ -155,7 +156,6 @@ PixelSample atlasPixelSample(const gpu::HemicubeCapture& capture, const gpu::Hem
   s.area = footprintArea(solidAngles[std::size_t(row) * capture.width() + x], distance, cosTheta);
   s.edgeReach = edgeReach(capture, face, x, row, s.position, s.normal, s.area);
   s.valid = true;
-  return s;
 }
 
 // Covered atlas pixels of one capture → store samples of value Φ·g, each face by aligned 2×2 blocks (rows, then
@@ -171,12 +171,14 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
   auto add = [&](const PixelSample& s) { samples.add(s.position, s.normal, power * s.g, s.area, s.edgeReach); };
   for (const gpu::HemicubeFace& face : capture.faces) {
     const std::span<const float> solidAngles = faceSolidAngles(face, capture.resolution);
+    PixelSample block[4];
     for (int row = 0; row < face.rows; row += 2)
       for (int x = 0; x < width; x += 2) {
-        PixelSample block[4];
-        for (int k = 0; k < 4; ++k)
+        for (int k = 0; k < 4; ++k) {
+          block[k].valid = false;
           if (x + (k & 1) < width && row + (k >> 1) < face.rows)
-            block[k] = atlasPixelSample(capture, face, solidAngles, geometryClamp, x + (k & 1), row + (k >> 1));
+            atlasPixelSample(capture, face, solidAngles, geometryClamp, x + (k & 1), row + (k >> 1), block[k]);
+        }
         if (mergeableBlock(block)) {
           add(mergedSample(block));
           continue;
