@@ -9,6 +9,8 @@
 
 #include <stb_image.h>
 #include <algorithm>
+#include <cmath>
+#include <regex>
 
 using namespace ibrr;
 using Catch::Contains;
@@ -277,6 +279,32 @@ TEST_CASE("bad input: one-line errors, non-zero exit, outputs untouched", "[cli]
     CHECK(lineCount(result.err) == 1);
     CHECK_THAT(result.err, Contains("--sise"));
   }
+}
+
+TEST_CASE("ibrr bench ibrr --sections insertion times the CPU insertion alone at both levels", "[cli][gpu]") {
+  const test::CommandResult result = test::runIbrr({"bench", "ibrr", "--quick", "--sections", "insertion"});
+  INFO(result.out << result.err);
+  REQUIRE(result.exitCode == 0);
+  CHECK_THAT(result.out, !Contains("bake (") && !Contains("cpu warp"));  // the bake section did not run
+  // "insertion at R = 256: 8 hemicubes (...), W writes per hemicube | 1 thread T ns per write | 2 threads U ns..."
+  const std::regex line(R"(insertion at R = +(\d+): (\d+) hemicubes.*, (\d+) writes per hemicube \| 1 thread )"
+                        R"(([0-9.]+) ns per write \| (\d+) threads ([0-9.]+) ns per write)");
+  std::vector<std::pair<int, double>> writesPerHemicube;  // (R, writes)
+  for (auto it = std::sregex_iterator(result.out.begin(), result.out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch& m = *it;
+    CHECK(std::stoi(m[2]) == 8);  // --quick: 8 hemicubes
+    const double oneThread = std::stod(m[4]), allThreads = std::stod(m[6]);
+    CHECK((std::isfinite(oneThread) && oneThread > 0.0));
+    CHECK((std::isfinite(allThreads) && allThreads > 0.0));
+    writesPerHemicube.emplace_back(std::stoi(m[1]), std::stod(m[3]));
+  }
+  // The store's R and the bounces' level R/8: a finer level splits the same splats into at least as many pixels.
+  REQUIRE(writesPerHemicube.size() == 2);
+  CHECK(writesPerHemicube[0].first == 256);
+  CHECK(writesPerHemicube[1].first == 32);
+  CHECK(writesPerHemicube[1].second > 0.0);
+  CHECK(writesPerHemicube[0].second >= writesPerHemicube[1].second);
 }
 
 TEST_CASE("Ctrl-C stops a bake cleanly: exit 130, no store and no temporary file left", "[cli][gpu]") {

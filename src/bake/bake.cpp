@@ -175,9 +175,10 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
     for (int row = 0; row < face.rows; row += 2)
       for (int x = 0; x < width; x += 2) {
         for (int k = 0; k < 4; ++k) {
-          block[k].valid = false;
           if (x + (k & 1) < width && row + (k >> 1) < face.rows)
             atlasPixelSample(capture, face, solidAngles, geometryClamp, x + (k & 1), row + (k >> 1), block[k]);
+          else
+            block[k].valid = false;  // past the face's edge
         }
         if (mergeableBlock(block)) {
           add(mergedSample(block));
