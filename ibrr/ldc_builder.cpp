@@ -195,6 +195,22 @@ struct SamplePlane {
 #endif
 };
 
+#if defined(__SSE2__)
+// The nearest of the slots a sample lies on (`on`, all bits set in a lane that matches, with each slot's distance
+// from its plane), the first of equally near ones; -1 when none matches.
+inline int nearestMatchingSlot(__m128 on, __m128 dist, __m128 epsDistance) {
+  const int matches = _mm_movemask_ps(on);
+  if (matches == 0) return -1;
+  // One plane within ε, as for most shares (a pixel's other layers lie far off the sample's plane): it is the nearest.
+  if ((matches & (matches - 1)) == 0) return __builtin_ctz(static_cast<unsigned>(matches));
+  const __m128 candidates = _mm_or_ps(_mm_and_ps(on, dist), _mm_andnot_ps(on, epsDistance));
+  __m128 least = _mm_min_ps(candidates, _mm_shuffle_ps(candidates, candidates, _MM_SHUFFLE(2, 3, 0, 1)));
+  least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(1, 0, 3, 2)));
+  const int nearest = _mm_movemask_ps(_mm_and_ps(on, _mm_cmpeq_ps(candidates, least)));
+  return __builtin_ctz(static_cast<unsigned>(nearest));
+}
+#endif
+
 // The slot (0–3) of the nearest of a pixel's four planes that the sample lies on, or -1: planeDistance's test of
 // each slot in the same float operations, and the first of equally near slots, as the loop over the planes gives.
 inline int nearestOfFour(const PixelPlanes& planes, const SamplePlane& s) {
@@ -205,15 +221,7 @@ inline int nearestOfFour(const PixelPlanes& planes, const SamplePlane& s) {
   const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   const __m128 dist = _mm_and_ps(_mm_sub_ps(along, _mm_load_ps(planes.d)), absMask);
   const __m128 on = _mm_and_ps(_mm_cmpgt_ps(cosine, s.minCos), _mm_cmplt_ps(dist, s.epsDistance));
-  const int matches = _mm_movemask_ps(on);
-  if (matches == 0) return -1;
-  // One plane within ε, as for most shares (a pixel's other layers lie far off the sample's plane): it is the nearest.
-  if ((matches & (matches - 1)) == 0) return __builtin_ctz(static_cast<unsigned>(matches));
-  const __m128 candidates = _mm_or_ps(_mm_and_ps(on, dist), _mm_andnot_ps(on, s.epsDistance));
-  __m128 least = _mm_min_ps(candidates, _mm_shuffle_ps(candidates, candidates, _MM_SHUFFLE(2, 3, 0, 1)));
-  least = _mm_min_ps(least, _mm_shuffle_ps(least, least, _MM_SHUFFLE(1, 0, 3, 2)));
-  const int nearest = _mm_movemask_ps(_mm_and_ps(on, _mm_cmpeq_ps(candidates, least)));
-  return __builtin_ctz(static_cast<unsigned>(nearest));
+  return nearestMatchingSlot(on, dist, s.epsDistance);
 #else
   int best = -1;
   float bestDistance = s.eps;
@@ -234,6 +242,26 @@ struct PixelRun {
   std::int16_t j = 0, first = 0, last = 0;  // row, first and last column
 };
 
+// Runs of pixels, appended splat by splat: room for a whole splat (kMaxBoxRuns runs, which also bounds a
+// Gaussian splat's rows) is made before each (makeRoomForSplat), so that appending a run is a store and an increment.
+class RunList {
+public:
+  void clear() { m_size = 0; }
+  void makeRoomForSplat() {
+    if (m_runs.size() < m_size + kMaxBoxRuns) m_runs.resize(std::max(2 * m_runs.size(), m_size + kMaxBoxRuns));
+  }
+  void push(const PixelRun& run) { m_runs.data()[m_size++] = run; }
+  PixelRun& back() { return m_runs.data()[m_size - 1]; }
+  std::size_t size() const { return m_size; }
+  const PixelRun* data() const { return m_runs.data(); }
+  const PixelRun* begin() const { return m_runs.data(); }
+  const PixelRun* end() const { return m_runs.data() + m_size; }
+
+private:
+  std::vector<PixelRun> m_runs;  // its size is the room; the first m_size are the list
+  std::size_t m_size = 0;
+};
+
 // A sample's splat is its runs of pixels, row by row (rows ascending, runs left to right), and each pixel's share
 // of the sample's area. For the box kernel every pixel's share is the same, `boxShare` = A/W; for the Gaussian one
 // a list holds them, run by run.
@@ -245,11 +273,10 @@ struct SplatShape {
 
 // Room for one splat: its runs, its shares (Gaussian kernel) and the Gaussian rasteriser's output.
 struct SplatBuffer {
-  std::vector<PixelRun> runs;
+  RunList runs;
   std::vector<float> shares;
   std::vector<glm::vec3> weighted;  // (i, j, kernel weight)
   SplatBuffer() {
-    runs.reserve(kMaxBoxRuns);
     shares.reserve(kMaxGaussianPixels);
     weighted.reserve(kMaxGaussianPixels);
   }
@@ -342,7 +369,7 @@ struct SplatRecord {
 // records from one stretch of memory, and the runs lie in the records' order.
 struct HemicubeSplats {
   std::vector<SplatRecord> records;
-  std::vector<PixelRun> runs;
+  RunList runs;
   std::vector<float> shares;
   std::vector<std::uint32_t> ownStart;
   std::vector<std::uint32_t> reachingStart;
@@ -409,24 +436,25 @@ struct InsertionPass {
   // Rasterises sample s's splat (a sample of the hemicube centred at `hemicubeCentre`): appends its runs of pixels
   // to `runs` and, for the Gaussian kernel, each pixel's share a = w·A/W of the sample's area to `shares`
   // (ldc_builder.hpp), W summed in the rasteriser's order; `weighted` is the Gaussian rasteriser's scratch.
-  SplatShape splatSample(const glm::vec3& hemicubeCentre, const WarpedSample& s, std::vector<PixelRun>& runs,
+  SplatShape splatSample(const glm::vec3& hemicubeCentre, const WarpedSample& s, RunList& runs,
                          std::vector<float>& shares, std::vector<glm::vec3>& weighted) const {
+    runs.makeRoomForSplat();
     const std::size_t firstRun = runs.size();
     const glm::vec3& reach = s.reach;
     const float area = std::max(s.area, minArea);
     if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
         boxCoversOwnPixelOnly(frame, s.p, s.n, hemicubeCentre, s.area, s.centre)) {
       // A box splat that reaches no neighbouring pixel centre: W = 1.
-      runs.push_back(PixelRun{std::int16_t(s.ownJ), std::int16_t(s.ownI), std::int16_t(s.ownI)});
+      runs.push(PixelRun{std::int16_t(s.ownJ), std::int16_t(s.ownI), std::int16_t(s.ownI)});
       return SplatShape{area, 1, 1};
     }
     const SplatFootprint fp = splatFootprint(frame, s.ldi, s.p, s.n, hemicubeCentre, std::max(s.area, 0.0f), reach);
     const SplatRaster raster = prepareSplat(fp, kernel, res);
     if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
       std::uint32_t pixels = 0;
+      IBRR_CHECK(2 * std::size_t(raster.j1 - raster.j0 + 1) <= kMaxBoxRuns, "a box splat has at most 65 rows");
       rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
-        IBRR_CHECK(runs.size() - firstRun < kMaxBoxRuns, "a box splat has at most two runs of pixels a row");
-        runs.push_back(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
+        runs.push(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
         pixels += static_cast<std::uint32_t>(iLast - iFirst + 1);
       });
       return SplatShape{area / static_cast<float>(pixels), pixels, std::uint32_t(runs.size() - firstRun)};
@@ -441,7 +469,7 @@ struct InsertionPass {
     for (const glm::vec3& q : weighted) {
       const auto i = static_cast<std::int16_t>(q.x), j = static_cast<std::int16_t>(q.y);
       if (runs.size() == firstRun || runs.back().j != j || runs.back().last + 1 != i)
-        runs.push_back(PixelRun{j, i, i});
+        runs.push(PixelRun{j, i, i});
       else
         runs.back().last = i;
       shares.push_back(q.z * areaScale);
@@ -551,76 +579,105 @@ struct InsertionPass {
       if (b != own) f(b);
   }
 
+  // What one thread adds a band's shares to (sumBand): the band's rows [jBegin, jEnd) of one LDI, its layers
+  // [firstLayer, …) and their sums, and the seed index.
+  struct BandTarget {
+    ShareSums* sums = nullptr;
+    std::uint64_t* reached = nullptr;
+    const std::uint32_t* offsets = nullptr;
+    const PixelPlanes* pixelPlanes = nullptr;
+    std::uint32_t firstLayer = 0, ldiBase = 0;
+    int jBegin = 0, jEnd = 0;
+  };
+
+  // Adds the shares of one record's pixels in the band's rows (kBox: every pixel takes rec.share; otherwise each
+  // its own, scaled from HemicubeSplats::shares), listing the record's own pixel in `misses` if it matched no
+  // seeded layer.
+  template <bool kBox>
+  void addRecordShares(const SplatRecord& rec, const HemicubeSplats& hs, std::uint32_t hemicube, const BandTarget& band,
+                       std::vector<OwnPixelMiss>& misses) const {
+    const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
+    const PixelRun* const runs = hs.runs.data() + rec.firstRun;
+    const std::uint32_t ownPixel = band.ldiBase + std::uint32_t(rec.ownJ * res + rec.ownI);
+    const float* shares = kBox ? nullptr : hs.shares.data() + rec.firstShare;  // the run's first pixel's
+    for (std::uint32_t r = 0; r < rec.runCount; ++r) {
+      const PixelRun run = runs[r];
+      if (run.j < band.jBegin || run.j >= band.jEnd) {
+        if (!kBox) shares += run.last - run.first + 1;
+        continue;
+      }
+      const std::uint32_t first = band.ldiBase + std::uint32_t(run.j * res + run.first);
+      const std::uint32_t end = first + std::uint32_t(run.last - run.first + 1);
+      std::uint32_t lo = band.offsets[first];  // the pixel's first layer; the next pixel's is its end
+      for (std::uint32_t g = first; g != end; ++g) {
+        const std::uint32_t hi = band.offsets[g + 1];
+        const ShareSums add = kBox ? rec.share : rec.share.scaled(*shares++);
+        addPixelShare(g, lo, hi, hi - lo <= 4 ? nearestOfFour(band.pixelPlanes[g], plane) : -1, rec, add, ownPixel,
+                      hemicube, band, misses);
+        lo = hi;
+      }
+    }
+  }
+
+  // Adds a record's share `add` to pixel g, whose layers are lo … hi: to the layer in `slot` of its four planes, or
+  // for a pixel of more than four, to the nearest its whole list gives. A share of the record's own pixel that
+  // matches none is listed in `misses`.
+  void addPixelShare(std::uint32_t g, std::uint32_t lo, std::uint32_t hi, int slot, const SplatRecord& rec,
+                     const ShareSums& add, std::uint32_t ownPixel, std::uint32_t hemicube, const BandTarget& band,
+                     std::vector<OwnPixelMiss>& misses) const {
+    const std::int32_t layer =
+        hi - lo <= 4 ? (slot < 0 ? -1 : std::int32_t(lo) + slot) : nearestSeededLayer(g, rec.p, rec.n);
+    if (layer < 0) {
+      if (g == ownPixel) misses.push_back(missOf(g, hemicube, rec, add));
+      return;
+    }
+    const std::uint32_t local = std::uint32_t(layer) - band.firstLayer;
+    band.sums[local].add(add);
+    band.reached[local / 64] |= std::uint64_t(1) << (local % 64);
+  }
+
+  // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
+  // and its sums are cleared for the next.
+  void addHemicubeMeans(const BandTarget& band, std::uint32_t reachedWords) const {
+    for (std::uint32_t word = 0; word < reachedWords; ++word) {
+      for (std::uint64_t bits = band.reached[word]; bits != 0; bits &= bits - 1) {
+        const std::uint32_t local = 64 * word + std::uint32_t(__builtin_ctzll(bits));
+        addMeanOf(band.sums[local], store.totals[band.firstLayer + local]);
+        band.sums[local] = ShareSums();
+      }
+      band.reached[word] = 0;
+    }
+  }
+
   // The parallel pass's second step for one band: every hemicube of the group in order, its records' shares in
   // the band's rows in sample order. A share that lies on a seeded layer adds to the layer's sums; a share of the
   // sample's own pixel that lies on none is listed in `misses` for the ordered pass, and spill that lies on none
   // is dropped. When a hemicube is done, each layer it reached adds the hemicube's mean to its total: every sum is
   // formed in sample order and every total in hemicube order, whichever thread takes the band.
-  void sumBand(int band, std::span<const HemicubeSplats> group, BandSums& scratch,
+  template <bool kBox>
+  void sumBand(int bandIndex, std::span<const HemicubeSplats> group, BandSums& scratch,
                std::vector<OwnPixelMiss>& misses) const {
-    const int ldi = band / bandsPerLdi;
-    const int jBegin = (band % bandsPerLdi) * bandRows, jEnd = std::min(res, jBegin + bandRows);
-    const std::uint32_t ldiBase = static_cast<std::uint32_t>(ldi) * frame.pixelsPerLdi();
-    const std::uint32_t firstLayer = store.seedOffsets[ldiBase + std::uint32_t(jBegin * res)];
-    const std::uint32_t endLayer = store.seedOffsets[ldiBase + std::uint32_t(jEnd * res)];
-    const std::uint32_t bandLayers = endLayer - firstLayer, reachedWords = (bandLayers + 63) / 64;
+    const auto b = std::size_t(bandIndex);
+    BandTarget band;
+    band.jBegin = (bandIndex % bandsPerLdi) * bandRows;
+    band.jEnd = std::min(res, band.jBegin + bandRows);
+    band.ldiBase = static_cast<std::uint32_t>(bandIndex / bandsPerLdi) * frame.pixelsPerLdi();
+    band.firstLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jBegin * res)];
+    const std::uint32_t endLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jEnd * res)];
+    const std::uint32_t bandLayers = endLayer - band.firstLayer, reachedWords = (bandLayers + 63) / 64;
     if (scratch.sums.size() < bandLayers) scratch.sums.assign(bandLayers, ShareSums());
     if (scratch.reached.size() < reachedWords) scratch.reached.assign(reachedWords, 0);
-    // Plain pointers, so that the compiler keeps them in registers across the shares.
-    ShareSums* const sums = scratch.sums.data();
-    std::uint64_t* const reached = scratch.reached.data();
-    const bool box = kernel == SplatKernel::Box;
-    const std::uint32_t* const offsets = store.seedOffsets.data();
-    const PixelPlanes* const pixelPlanes = store.pixelPlanes.data();
+    band.sums = scratch.sums.data();
+    band.reached = scratch.reached.data();
+    band.offsets = store.seedOffsets.data();
+    band.pixelPlanes = store.pixelPlanes.data();
     for (std::uint32_t h = 0; h < group.size(); ++h) {
       const HemicubeSplats& hs = group[h];
-      const std::uint32_t own = hs.ownStart[std::size_t(band) + 1] - hs.ownStart[std::size_t(band)];
-      const std::uint32_t reaching = hs.reachingStart[std::size_t(band) + 1] - hs.reachingStart[std::size_t(band)];
-      for (std::uint32_t k = 0; k < own + reaching; ++k) {
-        const SplatRecord& rec = k < own ? hs.records[hs.ownStart[std::size_t(band)] + k]
-                                         : hs.records[hs.reaching[hs.reachingStart[std::size_t(band)] + k - own]];
-        const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
-        const PixelRun* const runs = hs.runs.data() + rec.firstRun;
-        std::uint32_t share = rec.firstShare;  // Gaussian: the share of the run's first pixel
-        for (std::uint32_t r = 0; r < rec.runCount; ++r) {
-          const PixelRun& run = runs[r];
-          const int length = run.last - run.first + 1;
-          if (run.j < jBegin || run.j >= jEnd) {
-            share += std::uint32_t(length);
-            continue;
-          }
-          std::uint32_t g = ldiBase + std::uint32_t(run.j * res + run.first);
-          std::uint32_t lo = offsets[g];  // the pixel's first layer; the next pixel's is its end
-          for (int i = run.first; i <= run.last; ++i, ++g, ++share) {
-            const std::uint32_t hi = offsets[g + 1];
-            std::int32_t layer;
-            if (hi - lo <= 4) {
-              const int slot = nearestOfFour(pixelPlanes[g], plane);
-              layer = slot < 0 ? -1 : std::int32_t(lo) + slot;
-            } else {
-              layer = nearestSeededLayer(g, rec.p, rec.n);
-            }
-            lo = hi;
-            const ShareSums add = box ? rec.share : rec.share.scaled(hs.shares[share]);
-            if (layer < 0) {
-              if (i == rec.ownI && run.j == rec.ownJ) misses.push_back(missOf(g, h, rec, add));
-              continue;
-            }
-            const std::uint32_t local = std::uint32_t(layer) - firstLayer;
-            sums[local].add(add);
-            reached[local / 64] |= std::uint64_t(1) << (local % 64);
-          }
-        }
-      }
-      // Each layer reached adds the hemicube's mean (in layer order, so the totals are read front to back).
-      for (std::uint32_t word = 0; word < reachedWords; ++word) {
-        for (std::uint64_t bits = reached[word]; bits != 0; bits &= bits - 1) {
-          const std::uint32_t local = 64 * word + std::uint32_t(__builtin_ctzll(bits));
-          addMeanOf(sums[local], store.totals[firstLayer + local]);
-          sums[local] = ShareSums();
-        }
-        reached[word] = 0;
-      }
+      for (std::uint32_t r = hs.ownStart[b]; r < hs.ownStart[b + 1]; ++r)
+        addRecordShares<kBox>(hs.records[r], hs, h, band, misses);
+      for (std::uint32_t k = hs.reachingStart[b]; k < hs.reachingStart[b + 1]; ++k)
+        addRecordShares<kBox>(hs.records[hs.reaching[k]], hs, h, band, misses);
+      addHemicubeMeans(band, reachedWords);
     }
   }
 
@@ -827,7 +884,10 @@ void insertAfterSeeds(const InsertionPass& pass, LdcBuilder::Scratch& scratch, B
       BandSums& sums = scratch.bandSums.local();
       for (std::size_t band = r.begin(); band != r.end(); ++band) {
         scratch.misses[band].clear();
-        pass.sumBand(static_cast<int>(band), group, sums, scratch.misses[band]);
+        if (pass.kernel == SplatKernel::Box)
+          pass.sumBand<true>(static_cast<int>(band), group, sums, scratch.misses[band]);
+        else
+          pass.sumBand<false>(static_cast<int>(band), group, sums, scratch.misses[band]);
       }
     });
     misses.clear();

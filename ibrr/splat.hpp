@@ -256,26 +256,50 @@ inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi)
 // Narrows [lo, hi] of row dy to its first and last pixel that boxCovers accepts (lo > hi when none does).
 // With SSE2 four pixel centres are tested at once, in the same float operations as boxCovers, so the result
 // is the same.
-inline void coveredEnds(const SplatRaster& r, float dy, int& lo, int& hi) {
+// Inlined into the row loop (GCC otherwise calls it, and its test of four, once a row).
+__attribute__((always_inline)) inline void coveredEnds(const SplatRaster& r, float dy, int& lo, int& hi) {
 #if defined(__SSE2__)
+  if (lo > hi) return;
   const __m128 m00 = _mm_set1_ps(r.m00), m10 = _mm_set1_ps(r.m10);
   const __m128 alpha0 = _mm_set1_ps(r.m01 * dy), beta0 = _mm_set1_ps(r.m11 * dy);
   const __m128 half = _mm_set1_ps(0.5f), centre = _mm_set1_ps(r.centre.x), slack = _mm_set1_ps(kEdgeSlack);
   const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-  if (lo > hi) return;
-  int first = hi + 1, last = lo - 1;
-  for (int i = lo; i <= hi; i += 4) {
-    const __m128 index = _mm_cvtepi32_ps(_mm_setr_epi32(i, i + 1, i + 2, i + 3));
-    const __m128 dx = _mm_sub_ps(_mm_add_ps(index, half), centre);
+  const __m128 offsets = _mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f);
+  // A bit for each of the pixels i … i + 3 that the splat covers (the pixel indices are exact as floats).
+  auto coveredOfFour = [&](int i) __attribute__((always_inline)) {
+    const __m128 dx = _mm_sub_ps(_mm_add_ps(_mm_add_ps(_mm_set1_ps(static_cast<float>(i)), offsets), half), centre);
     const __m128 alpha = _mm_add_ps(_mm_mul_ps(m00, dx), alpha0);
     const __m128 beta = _mm_add_ps(_mm_mul_ps(m10, dx), beta0);
-    const __m128 in =
-        _mm_and_ps(_mm_cmple_ps(_mm_and_ps(alpha, absMask), slack), _mm_cmple_ps(_mm_and_ps(beta, absMask), slack));
-    int mask = _mm_movemask_ps(in);
+    return _mm_movemask_ps(
+        _mm_and_ps(_mm_cmple_ps(_mm_and_ps(alpha, absMask), slack), _mm_cmple_ps(_mm_and_ps(beta, absMask), slack)));
+  };
+  auto firstBit = [](int mask) { return __builtin_ctz(static_cast<unsigned>(mask)); };
+  auto lastBit = [](int mask) { return 31 - __builtin_clz(static_cast<unsigned>(mask)); };
+  if (hi - lo < 4) {  // one test: the pixels past hi masked off
+    const int mask = coveredOfFour(lo) & ((1 << (hi - lo + 1)) - 1);
+    if (mask == 0) {
+      hi = lo - 1;
+      return;
+    }
+    hi = lo + lastBit(mask);
+    lo += firstBit(mask);
+    return;
+  }
+  // The first covered pixel of the four at the low end and the last of the four at the high end: two tests for the
+  // usual row, whose ends the analytic span puts within a pixel or two of lo and hi.
+  const int low = coveredOfFour(lo), high = coveredOfFour(hi - 3);
+  if (low != 0 && high != 0) {
+    hi = hi - 3 + lastBit(high);
+    lo += firstBit(low);
+    return;
+  }
+  int first = hi + 1, last = lo - 1;  // otherwise every four of the row
+  for (int i = lo; i <= hi; i += 4) {
+    int mask = coveredOfFour(i);
     if (hi - i < 3) mask &= (1 << (hi - i + 1)) - 1;  // past the row's end
     if (mask == 0) continue;
-    if (first > hi) first = i + __builtin_ctz(static_cast<unsigned>(mask));
-    last = i + 31 - __builtin_clz(static_cast<unsigned>(mask));
+    if (first > hi) first = i + firstBit(mask);
+    last = i + lastBit(mask);
   }
   lo = first;
   hi = last;
