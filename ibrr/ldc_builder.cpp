@@ -168,7 +168,7 @@ bool warpSample(const LdcFrame& frame, const HemicubeSampleView& hc, std::uint32
   return true;
 }
 
-// A pixel's first four seeded planes side by side (a structure of arrays in one cache line), so that a sample is
+// A pixel's seeded planes (up to four) side by side (a structure of arrays in one cache line), so that a sample is
 // tested against all four at once (SlotMatches). An unused slot has n = 0 and d = +∞: no sample lies on it.
 struct alignas(64) PixelPlanes {
   float nx[4], ny[4], nz[4], d[4];
@@ -303,7 +303,8 @@ struct LdcBuilder::Layers {
   // planes (n, d) in seedPlanes at the same indices. Empty until the first hemicube after seeding.
   std::vector<std::uint32_t> seedOffsets;
   std::vector<glm::vec4> seedPlanes;
-  std::vector<PixelPlanes> pixelPlanes;  // each pixel's first four seeded planes, for the test of four at once
+  // The seeded planes of each pixel of at most four, for the test of four at once.
+  std::vector<PixelPlanes> pixelPlanes;
 };
 
 // A share (a·E, a), or a layer's sums of shares (Σ a·E, Σ a): one vector addition a share with SSE2, the same
@@ -598,8 +599,7 @@ struct InsertionPass {
 
   // Adds the shares of one record's pixels in the band's rows (kBox: every pixel takes rec.share; otherwise each
   // its own, scaled from HemicubeSplats::shares), listing the record's own pixel in `misses` if it matched no
-  // seeded layer.
-  // `guess` is the slot the previous share took, tried first (below), and updated.
+  // seeded layer. `guess` is the slot the previous share took, tried first (below), and updated.
   template <bool kBox>
   void addRecordShares(const SplatRecord& rec, const HemicubeSplats& hs, std::uint32_t hemicube, const BandTarget& band,
                        int& guess, std::vector<OwnPixelMiss>& misses) const {
@@ -619,20 +619,16 @@ struct InsertionPass {
       for (std::uint32_t g = first; g != end; ++g) {
         const std::uint32_t hi = band.offsets[g + 1];
         const ShareSums add = kBox ? rec.share : rec.share.scaled(*shares++);
-        if (hi - lo <= 4) {
-          const SlotMatches matches(band.pixelPlanes[g], plane);
-          // The slot the previous share took is tried first: a run mostly lies on one surface, in the same slot of
-          // pixel after pixel. Branching on it, rather than adding at a slot worked out from the test, lets the
-          // sums' address go ahead of the plane test, which each share otherwise waited on (a third of the time).
-          if (matches.bits == 1 << guess) {
-            addToLayer(lo + std::uint32_t(guess) - band.firstLayer, add, band);
-          } else {
-            const int slot = matches.nearest(plane);
-            if (slot >= 0) guess = slot;
-            addPixelShare(g, lo, hi, slot, rec, add, ownPixel, hemicube, band, misses);
-          }
+        const SlotMatches matches(band.pixelPlanes[g], plane);
+        // The slot the previous share took is tried first: a run mostly lies on one surface, in the same slot of
+        // pixel after pixel. Branching on it, rather than adding at a slot worked out from the test, lets the
+        // sums' address go ahead of the plane test, which each share otherwise waited on (a third of the time).
+        if (matches.bits == 1 << guess) {
+          addToLayer(lo + std::uint32_t(guess) - band.firstLayer, add, band.sums, band.reached);
         } else {
-          addPixelShare(g, lo, hi, -1, rec, add, ownPixel, hemicube, band, misses);
+          const int slot = matches.nearest(plane);  // -1 for a pixel of more than four layers (no planes)
+          if (slot >= 0) guess = slot;
+          addPixelShare(g, lo, hi, slot, rec, add, ownPixel, hemicube, band, misses);
         }
         lo = hi;
       }
@@ -651,13 +647,13 @@ struct InsertionPass {
       if (g == ownPixel) misses.push_back(missOf(g, hemicube, rec, add));
       return;
     }
-    addToLayer(std::uint32_t(layer) - band.firstLayer, add, band);
+    addToLayer(std::uint32_t(layer) - band.firstLayer, add, band.sums, band.reached);
   }
 
   // Adds a share to the band's layer `local` (numbered from the band's first) and marks it reached.
-  static void addToLayer(std::uint32_t local, const ShareSums& add, const BandTarget& band) {
-    band.sums[local].add(add);
-    band.reached[local / 64] |= std::uint64_t(1) << (local % 64);
+  static void addToLayer(std::uint32_t local, const ShareSums& add, ShareSums* sums, std::uint64_t* reached) {
+    sums[local].add(add);
+    reached[local / 64] |= std::uint64_t(1) << (local % 64);
   }
 
   // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
@@ -831,9 +827,11 @@ void LdcBuilder::seedLayers(const HemicubeSampleView& seeds) {
 }
 
 namespace {
-// Each pixel's first four planes (PixelPlanes) of the seed index (Layers::seedOffsets, seedPlanes).
-std::vector<PixelPlanes> firstFourPlanes(const std::vector<std::uint32_t>& offsets,
-                                         const std::vector<glm::vec4>& planes) {
+// The planes (PixelPlanes) of each pixel of at most four seeded layers (Layers::seedOffsets, seedPlanes). A pixel of
+// more keeps none, so that no sample matches a slot of it and its shares search its whole list
+// (InsertionPass::addPixelShare).
+std::vector<PixelPlanes> planesOfFewLayers(const std::vector<std::uint32_t>& offsets,
+                                           const std::vector<glm::vec4>& planes) {
   PixelPlanes unused;
   std::fill(std::begin(unused.nx), std::end(unused.nx), 0.0f);
   std::fill(std::begin(unused.ny), std::end(unused.ny), 0.0f);
@@ -841,7 +839,7 @@ std::vector<PixelPlanes> firstFourPlanes(const std::vector<std::uint32_t>& offse
   std::fill(std::begin(unused.d), std::end(unused.d), std::numeric_limits<float>::infinity());
   std::vector<PixelPlanes> result(offsets.size() - 1, unused);
   for (std::size_t g = 0; g + 1 < offsets.size(); ++g)
-    for (std::uint32_t k = 0; k < 4 && offsets[g] + k < offsets[g + 1]; ++k) {
+    for (std::uint32_t k = 0; offsets[g + 1] - offsets[g] <= 4 && offsets[g] + k < offsets[g + 1]; ++k) {
       const glm::vec4& plane = planes[offsets[g] + k];
       result[g].nx[k] = plane.x;
       result[g].ny[k] = plane.y;
@@ -877,7 +875,7 @@ void LdcBuilder::indexSeededLayers() {
     store.head[g] = first >= 0 ? static_cast<std::int32_t>(store.seedOffsets[g]) : -1;
   }
   store.seedOffsets.back() = static_cast<std::uint32_t>(ordered.size());
-  store.pixelPlanes = firstFourPlanes(store.seedOffsets, store.seedPlanes);
+  store.pixelPlanes = planesOfFewLayers(store.seedOffsets, store.seedPlanes);
   store.layers = std::move(ordered);
   store.totals = std::move(orderedTotals);
 }
