@@ -1,8 +1,8 @@
 // Every command example of README.md runs as written. The examples are read from the README itself:
 // each `ibrr ...` or `mpirun ...` line in backticks or in a code block that names a real argument (not a
-// placeholder such as SCENE, FILE or N, nor a bare `ibrr render`). They run in README order in one folder
-// that holds what they read (a small store, matrix, reference and render named as the README names them, a
-// hostfile, scene.json, the conference room's store); paths under /shared/ are that folder.
+// placeholder such as SCENE, FILE or N, nor a bare `ibrr render`). They run in README order, in two halves of
+// a folder each; a folder holds what they read (a small store, matrix, reference and render named as the README
+// names them, a hostfile, scene.json, the conference room's store); paths under /shared/ are that folder.
 //
 // An example that ends within kRunSeconds must exit 0. One that is still working then (a default bake, a
 // comparison, a benchmark, a window) gets Ctrl-C, and must stop cleanly: exit 130 with "interrupted" (mpirun
@@ -108,8 +108,9 @@ void prepareInputs(const fs::path& folder) {
   fs::create_directory_symlink(test::sceneDir(), folder / "scenes");
   test::writeText(folder / "hosts", "localhost slots=8\n");
   if (fs::exists(test::sharedScenesDir() / "conference")) {
-    const std::string bake = "ibrr bake scenes/conference.json --paths 2 --ldc 32 --hemicube 32 "
-                             "--indirect-hemicube 16 --bias-compensation off -o conference.ibrr";
+    const std::string bake =
+        "ibrr bake scenes/conference.json --paths 2 --ldc 32 --hemicube 32 "
+        "--indirect-hemicube 16 --bias-compensation off -o conference.ibrr";
     const test::CommandResult result = runInFolder(folder, bake);
     INFO(result.err);
     REQUIRE(result.exitCode == 0);
@@ -127,12 +128,15 @@ std::map<std::string, std::string> folderContents(const fs::path& folder) {
   return contents;
 }
 
-}  // namespace
-
-TEST_CASE("every command example of README.md runs", "[.readme_examples]") {
-  const std::vector<std::string> examples = readmeExamples(test::readText(test::sourceDir() / "README.md"));
-  REQUIRE(examples.size() >= 12);  // the commands table alone gives one or two a command
-  const fs::path folder = test::outputDir("readme_examples");
+// Runs the examples whose place in README order is `half` (0: the first half, 1: the second), in a folder of
+// their own with the inputs made again: two cases that ctest runs side by side, each well inside a minute.
+void runExamples(int half) {
+  const std::vector<std::string> all = readmeExamples(test::readText(test::sourceDir() / "README.md"));
+  REQUIRE(all.size() >= 12);  // the commands table alone gives one or two a command
+  const std::size_t middle = all.size() / 2;
+  const std::vector<std::string> examples(half == 0 ? all.begin() : all.begin() + std::ptrdiff_t(middle),
+                                          half == 0 ? all.begin() + std::ptrdiff_t(middle) : all.end());
+  const fs::path folder = test::outputDir(half == 0 ? "readme_examples_first" : "readme_examples_second");
   prepareInputs(folder);
   for (std::string example : examples) {
     const bool mpirun = example.rfind("mpirun", 0) == 0;
@@ -150,8 +154,7 @@ TEST_CASE("every command example of README.md runs", "[.readme_examples]") {
     const std::map<std::string, std::string> before = folderContents(folder);
     const auto start = std::chrono::steady_clock::now();
     const test::CommandResult result =
-        runInFolder(folder, "timeout -s INT --preserve-status " + std::to_string(kRunSeconds) + " " +
-                                example);
+        runInFolder(folder, "timeout -s INT --preserve-status " + std::to_string(kRunSeconds) + " " + example);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Exit 0 soon after the signal is an example that finished as Ctrl-C came; exit 0 long after it, one
     // that ignored Ctrl-C (fails below: it must exit 130).
@@ -171,3 +174,9 @@ TEST_CASE("every command example of README.md runs", "[.readme_examples]") {
     CHECK(folderContents(folder) == before);  // nothing half-written, nothing clobbered, no temporary file
   }
 }
+
+}  // namespace
+
+TEST_CASE("every command example of README.md runs: the first half", "[.readme_examples_first]") { runExamples(0); }
+
+TEST_CASE("every command example of README.md runs: the second half", "[.readme_examples_second]") { runExamples(1); }
