@@ -24,10 +24,6 @@ namespace {
 // count (with a negligible weight next to any real footprint).
 constexpr float kMinSampleAreaPixels = 1e-9f;
 constexpr std::uint32_t kNoHemicube = std::numeric_limits<std::uint32_t>::max();
-// A box splat's half-edges are at most kMaxSplatHalfExtentPixels long, so its pixel box spans at most
-// 2·(2·16) + 1 = 65 rows and columns; each row is one run of covered pixels, or two where the own pixel lies
-// apart from it (splat.hpp, rasterBoxRuns).
-constexpr std::size_t kMaxBoxRuns = 2 * (4 * static_cast<std::size_t>(kMaxSplatHalfExtentPixels) + 2);
 // A Gaussian splat: V ⪯ (2·16²/3 + 1/12)·I, so its cut-off box reaches 2·√170.75 < 27 pixels from the centre:
 // at most 55 × 55 pixels.
 constexpr std::size_t kMaxGaussianPixels = 55 * 55;
@@ -248,13 +244,13 @@ struct PixelRun {
   std::int16_t j = 0, first = 0, last = 0;  // row, first and last column
 };
 
-// Runs of pixels, appended splat by splat: room for a whole splat (kMaxBoxRuns runs, which also bounds a
-// Gaussian splat's rows) is made before each (makeRoomForSplat), so that appending a run is a store and an increment.
+// Runs of pixels, appended splat by splat: room for a splat's runs is made before it (makeRoom), so that appending
+// a run is a store and an increment.
 class RunList {
 public:
   void clear() { m_size = 0; }
-  void makeRoomForSplat() {
-    if (m_runs.size() < m_size + kMaxBoxRuns) m_runs.resize(std::max(2 * m_runs.size(), m_size + kMaxBoxRuns));
+  void makeRoom(std::size_t runs) {
+    if (m_runs.size() < m_size + runs) m_runs.resize(std::max(2 * m_runs.size(), m_size + runs));
   }
   void push(const PixelRun& run) { m_runs.data()[m_size++] = run; }
   PixelRun& back() { return m_runs.data()[m_size - 1]; }
@@ -445,7 +441,7 @@ struct InsertionPass {
   // (ldc_builder.hpp), W summed in the rasteriser's order; `weighted` is the Gaussian rasteriser's scratch.
   SplatShape splatSample(const glm::vec3& hemicubeCentre, const WarpedSample& s, RunList& runs,
                          std::vector<float>& shares, std::vector<glm::vec3>& weighted) const {
-    runs.makeRoomForSplat();
+    runs.makeRoom(1);
     const std::size_t firstRun = runs.size();
     const glm::vec3& reach = s.reach;
     const float area = std::max(s.area, minArea);
@@ -459,7 +455,7 @@ struct InsertionPass {
     const SplatRaster raster = prepareSplat(fp, kernel, res);
     if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
       std::uint32_t pixels = 0;
-      IBRR_CHECK(2 * std::size_t(raster.j1 - raster.j0 + 1) <= kMaxBoxRuns, "a box splat has at most 65 rows");
+      runs.makeRoom(2 * std::size_t(raster.j1 - raster.j0 + 1));  // rasterBoxRuns: one or two runs a row
       rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
         runs.push(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
         pixels += static_cast<std::uint32_t>(iLast - iFirst + 1);
@@ -473,6 +469,7 @@ struct InsertionPass {
       weightSum += w;
     });
     const float areaScale = area / weightSum;  // A/W
+    runs.makeRoom(weighted.size());            // at most a run a pixel
     for (const glm::vec3& q : weighted) {
       const auto i = static_cast<std::int16_t>(q.x), j = static_cast<std::int16_t>(q.y);
       if (runs.size() == firstRun || runs.back().j != j || runs.back().last + 1 != i)
