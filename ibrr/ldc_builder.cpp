@@ -621,7 +621,7 @@ struct InsertionPass {
         // pixel after pixel. Branching on it, rather than adding at a slot worked out from the test, lets the
         // sums' address go ahead of the plane test, which each share otherwise waited on (a third of the time).
         if (matches.bits == 1 << guess) {
-          addToLayer(lo + std::uint32_t(guess) - band.firstLayer, add, band.sums, band.reached);
+          addToLayer(lo + std::uint32_t(guess) - band.firstLayer, add, band);
         } else {
           const int slot = matches.nearest(plane);  // -1 for a pixel of more than four layers (no planes)
           if (slot >= 0) guess = slot;
@@ -644,13 +644,13 @@ struct InsertionPass {
       if (g == ownPixel) misses.push_back(missOf(g, hemicube, rec, add));
       return;
     }
-    addToLayer(std::uint32_t(layer) - band.firstLayer, add, band.sums, band.reached);
+    addToLayer(std::uint32_t(layer) - band.firstLayer, add, band);
   }
 
   // Adds a share to the band's layer `local` (numbered from the band's first) and marks it reached.
-  static void addToLayer(std::uint32_t local, const ShareSums& add, ShareSums* sums, std::uint64_t* reached) {
-    sums[local].add(add);
-    reached[local / 64] |= std::uint64_t(1) << (local % 64);
+  static void addToLayer(std::uint32_t local, const ShareSums& add, const BandTarget& band) {
+    band.sums[local].add(add);
+    band.reached[local / 64] |= std::uint64_t(1) << (local % 64);
   }
 
   // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
