@@ -612,24 +612,43 @@ struct InsertionPass {
       }
       const std::uint32_t first = band.ldiBase + std::uint32_t(run.j * res + run.first);
       const std::uint32_t end = first + std::uint32_t(run.last - run.first + 1);
-      std::uint32_t lo = band.offsets[first];  // the pixel's first layer; the next pixel's is its end
       for (std::uint32_t g = first; g != end; ++g) {
-        const std::uint32_t hi = band.offsets[g + 1];
-        const ShareSums add = kBox ? rec.share : rec.share.scaled(*shares++);
-        const SlotMatches matches(band.pixelPlanes[g], plane);
-        // The slot the previous share took is tried first: a run mostly lies on one surface, in the same slot of
-        // pixel after pixel. Branching on it, rather than adding at a slot worked out from the test, lets the
-        // sums' address go ahead of the plane test, which each share otherwise waited on (a third of the time).
-        if (matches.bits == 1 << guess) {
-          addToLayer(lo + std::uint32_t(guess) - band.firstLayer, add, band);
-        } else {
-          const int slot = matches.nearest(plane);  // -1 for a pixel of more than four layers (no planes)
-          if (slot >= 0) guess = slot;
-          addPixelShare(g, lo, hi, slot, rec, add, ownPixel, hemicube, band, misses);
-        }
-        lo = hi;
+        g = addWhileGuessed<kBox>(g, first, end, guess, rec.share, shares, plane, band);
+        if (g == end) break;
+        // Pixel g's planes do not give the guessed slot alone: the nearest of its slots, or of its whole list.
+        const ShareSums add = kBox ? rec.share : rec.share.scaled(shares[g - first]);
+        const int slot = SlotMatches(band.pixelPlanes[g], plane).nearest(plane);  // -1 for more than four layers
+        if (slot >= 0) guess = slot;
+        addPixelShare(g, band.offsets[g], band.offsets[g + 1], slot, rec, add, ownPixel, hemicube, band, misses);
       }
+      if (!kBox) shares += end - first;
     }
+  }
+
+  // Adds a record's share to the layer in slot `guess` of pixels g, g + 1, … of a run [first, end) while the sample
+  // lies on that slot alone (the box kernel's `share` for every pixel, or the Gaussian's scaled by the run's
+  // `shares`), and returns the first pixel where it does not, or end. The slot the previous share took is tried
+  // first: a run mostly lies on one surface, in the same slot of pixel after pixel. Branching on it, rather than
+  // adding at a slot worked out from the test, lets the sums' address go ahead of the plane test, which each share
+  // otherwise waited on. A leaf function without calls, so that the sample's plane stays in registers (every xmm
+  // register is caller-saved: a call in the loop spilled them all).
+  template <bool kBox>
+  static std::uint32_t addWhileGuessed(std::uint32_t g, std::uint32_t first, std::uint32_t end, int guess,
+                                       const ShareSums& share, const float* shares, const SamplePlane& plane,
+                                       const BandTarget& band) {
+    const std::uint32_t* const offsets = band.offsets;
+    const PixelPlanes* const pixelPlanes = band.pixelPlanes;
+    ShareSums* const sums = band.sums;
+    std::uint64_t* const reached = band.reached;
+    const std::uint32_t slotInBand = std::uint32_t(guess) - band.firstLayer;  // + the pixel's first layer
+    const int guessedBits = 1 << guess;
+    for (; g != end; ++g) {
+      if (SlotMatches(pixelPlanes[g], plane).bits != guessedBits) break;
+      const std::uint32_t local = offsets[g] + slotInBand;
+      sums[local].add(kBox ? share : share.scaled(shares[g - first]));
+      reached[local / 64] |= std::uint64_t(1) << (local % 64);
+    }
+    return g;
   }
 
   // Adds a record's share `add` to pixel g, whose layers are lo … hi: to the layer in `slot` of its four planes, or
@@ -656,11 +675,13 @@ struct InsertionPass {
   // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
   // and its sums are cleared for the next.
   void addHemicubeMeans(const BandTarget& band, std::uint32_t reachedWords) const {
+    ShareSums* const sums = band.sums;  // locals: the sums' stores could otherwise alias the pointers
+    LayerTotal* const totals = store.totals.data() + band.firstLayer;
     for (std::uint32_t word = 0; word < reachedWords; ++word) {
       for (std::uint64_t bits = band.reached[word]; bits != 0; bits &= bits - 1) {
         const std::uint32_t local = 64 * word + std::uint32_t(__builtin_ctzll(bits));
-        addMeanOf(band.sums[local], store.totals[band.firstLayer + local]);
-        band.sums[local] = ShareSums();
+        addMeanOf(sums[local], totals[local]);
+        sums[local] = ShareSums();
       }
       band.reached[word] = 0;
     }
