@@ -74,7 +74,8 @@ TEST_CASE("octahedral normals round-trip within 1e-4 rad", "[store][footprint]")
 }
 
 TEST_CASE("the run-solving rasteriser covers exactly the pixels a test of the whole box covers", "[store][footprint]") {
-  // Long thin splats at all angles (up to the 16-pixel half-extent clamp), tiny ones, and both kernels; the
+  // Long thin splats at all angles (up to the 16-pixel half-extent clamp), tiny ones (box splats up to 16 pixels
+  // wide are scanned four pixels at a time, wider ones solved row by row), and both kernels; the
   // brute-force reference tests every pixel of the splat's bounding box with the same per-pixel test.
   std::uint32_t state = 12345u;
   auto uniform = [&] {
