@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <tuple>
@@ -391,10 +392,26 @@ struct HemicubeScratch {
 };
 
 // A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
-// hemicube has not reached it, and a bit set for every layer (band-local index) it reached.
+// hemicube has not reached it, and a flag byte for every layer (band-local index), set where it reached it.
+constexpr std::uint32_t kReachedChunk = 16;
+
+// A bit for each of a chunk's kReachedChunk flag bytes that is set (BandSums::reached).
+inline std::uint32_t reachedBits(const std::uint8_t* flags) {
+#if defined(__SSE2__)
+  const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(flags));
+  return std::uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_setzero_si128()))) ^ 0xffffu;
+#else
+  std::uint32_t bits = 0;
+  for (std::uint32_t k = 0; k < kReachedChunk; ++k) bits |= std::uint32_t(flags[k] != 0) << k;
+  return bits;
+#endif
+}
+
 struct BandSums {
   std::vector<ShareSums> sums;
-  std::vector<std::uint64_t> reached;  // a bit a layer of the band: the hemicube added a share to it
+  // A byte a layer of the band, in whole chunks of kReachedChunk: 1 where the hemicube added a share to it. A byte
+  // is one store a share where a bit was four instructions, and a chunk of them is one SIMD test for the means.
+  std::vector<std::uint8_t> reached;
 };
 
 // A share of a sample's own pixel that matched no seeded layer: the ordered pass opens or joins a layer with it.
@@ -587,7 +604,7 @@ struct InsertionPass {
   // [firstLayer, …) and their sums, and the seed index.
   struct BandTarget {
     ShareSums* sums = nullptr;
-    std::uint64_t* reached = nullptr;
+    std::uint8_t* reached = nullptr;
     const std::uint32_t* offsets = nullptr;
     const PixelPlanes* pixelPlanes = nullptr;
     std::uint32_t firstLayer = 0, ldiBase = 0;
@@ -636,19 +653,21 @@ struct InsertionPass {
   static std::uint32_t addWhileGuessed(std::uint32_t g, std::uint32_t first, std::uint32_t end, int guess,
                                        const ShareSums& share, const float* shares, const SamplePlane& plane,
                                        const BandTarget& band) {
-    const std::uint32_t* const offsets = band.offsets;
-    const PixelPlanes* const pixelPlanes = band.pixelPlanes;
+    // Walked by pointer, so that a pixel costs no index arithmetic.
+    const std::uint32_t* offset = band.offsets + g;
+    const PixelPlanes* planes = band.pixelPlanes + g;
+    const PixelPlanes* const planesEnd = band.pixelPlanes + end;
     ShareSums* const sums = band.sums;
-    std::uint64_t* const reached = band.reached;
+    std::uint8_t* const reached = band.reached;
     const std::uint32_t slotInBand = std::uint32_t(guess) - band.firstLayer;  // + the pixel's first layer
     const int guessedBits = 1 << guess;
-    for (; g != end; ++g) {
-      if (SlotMatches(pixelPlanes[g], plane).bits != guessedBits) break;
-      const std::uint32_t local = offsets[g] + slotInBand;
-      sums[local].add(kBox ? share : share.scaled(shares[g - first]));
-      reached[local / 64] |= std::uint64_t(1) << (local % 64);
+    for (; planes != planesEnd; ++planes, ++offset) {
+      if (SlotMatches(*planes, plane).bits != guessedBits) break;
+      const std::uint32_t local = *offset + slotInBand;
+      sums[local].add(kBox ? share : share.scaled(shares[offset - band.offsets - first]));
+      reached[local] = 1;
     }
-    return g;
+    return std::uint32_t(planes - band.pixelPlanes);
   }
 
   // Adds a record's share `add` to pixel g, whose layers are lo … hi: to the layer in `slot` of its four planes, or
@@ -669,23 +688,25 @@ struct InsertionPass {
   // Adds a share to the band's layer `local` (numbered from the band's first) and marks it reached.
   static void addToLayer(std::uint32_t local, const ShareSums& add, const BandTarget& band) {
     band.sums[local].add(add);
-    band.reached[local / 64] |= std::uint64_t(1) << (local % 64);
+    band.reached[local] = 1;
   }
 
   // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
   // and its sums are cleared for the next.
-  void addHemicubeMeans(const BandTarget& band, std::uint32_t reachedWords) const {
+  void addHemicubeMeans(const BandTarget& band, std::uint32_t reachedChunks) const {
     ShareSums* const sums = band.sums;  // locals: the sums' stores could otherwise alias the pointers
     LayerTotal* const totals = store.totals.data() + band.firstLayer;
-    for (std::uint32_t word = 0; word < reachedWords; ++word) {
-      for (std::uint64_t bits = band.reached[word]; bits != 0; bits &= bits - 1) {
-        const std::uint32_t local = 64 * word + std::uint32_t(__builtin_ctzll(bits));
+    for (std::uint32_t chunk = 0; chunk < reachedChunks; ++chunk) {
+      std::uint8_t* const flags = band.reached + std::size_t(chunk) * kReachedChunk;
+      for (std::uint32_t bits = reachedBits(flags); bits != 0; bits &= bits - 1) {
+        const std::uint32_t local = kReachedChunk * chunk + std::uint32_t(__builtin_ctz(bits));
         addMeanOf(sums[local], totals[local]);
         sums[local] = ShareSums();
       }
-      band.reached[word] = 0;
+      std::memset(flags, 0, kReachedChunk);
     }
   }
+
 
   // The parallel pass's second step for one band: every hemicube of the group in order, its records' shares in
   // the band's rows in sample order. A share that lies on a seeded layer adds to the layer's sums; a share of the
@@ -702,9 +723,11 @@ struct InsertionPass {
     band.ldiBase = static_cast<std::uint32_t>(bandIndex / bandsPerLdi) * frame.pixelsPerLdi();
     band.firstLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jBegin * res)];
     const std::uint32_t endLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jEnd * res)];
-    const std::uint32_t bandLayers = endLayer - band.firstLayer, reachedWords = (bandLayers + 63) / 64;
+    const std::uint32_t bandLayers = endLayer - band.firstLayer;
+    const std::uint32_t reachedChunks = (bandLayers + kReachedChunk - 1) / kReachedChunk;
     if (scratch.sums.size() < bandLayers) scratch.sums.assign(bandLayers, ShareSums());
-    if (scratch.reached.size() < reachedWords) scratch.reached.assign(reachedWords, 0);
+    if (scratch.reached.size() < std::size_t(reachedChunks) * kReachedChunk)
+      scratch.reached.assign(std::size_t(reachedChunks) * kReachedChunk, 0);
     band.sums = scratch.sums.data();
     band.reached = scratch.reached.data();
     band.offsets = store.seedOffsets.data();
@@ -716,7 +739,7 @@ struct InsertionPass {
         addRecordShares<kBox>(hs.records[r], hs, h, band, guess, misses);
       for (std::uint32_t k = hs.reachingStart[b]; k < hs.reachingStart[b + 1]; ++k)
         addRecordShares<kBox>(hs.records[hs.reaching[k]], hs, h, band, guess, misses);
-      addHemicubeMeans(band, reachedWords);
+      addHemicubeMeans(band, reachedChunks);
     }
   }
 
