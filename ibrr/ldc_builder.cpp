@@ -393,16 +393,20 @@ struct HemicubeScratch {
 
 // A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
 // hemicube has not reached it, and a flag byte for every layer (band-local index), set where it reached it.
-constexpr std::uint32_t kReachedChunk = 16;
+constexpr std::uint32_t kReachedChunk = 64;
 
 // A bit for each of a chunk's kReachedChunk flag bytes that is set (BandSums::reached).
-inline std::uint32_t reachedBits(const std::uint8_t* flags) {
+inline std::uint64_t reachedBits(const std::uint8_t* flags) {
 #if defined(__SSE2__)
-  const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(flags));
-  return std::uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_setzero_si128()))) ^ 0xffffu;
+  std::uint64_t unset = 0;
+  for (std::uint32_t k = 0; k < kReachedChunk / 16; ++k) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(flags + 16 * k));
+    unset |= std::uint64_t(std::uint32_t(_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_setzero_si128())))) << (16 * k);
+  }
+  return ~unset;
 #else
-  std::uint32_t bits = 0;
-  for (std::uint32_t k = 0; k < kReachedChunk; ++k) bits |= std::uint32_t(flags[k] != 0) << k;
+  std::uint64_t bits = 0;
+  for (std::uint32_t k = 0; k < kReachedChunk; ++k) bits |= std::uint64_t(flags[k] != 0) << k;
   return bits;
 #endif
 }
@@ -410,7 +414,8 @@ inline std::uint32_t reachedBits(const std::uint8_t* flags) {
 struct BandSums {
   std::vector<ShareSums> sums;
   // A byte a layer of the band, in whole chunks of kReachedChunk: 1 where the hemicube added a share to it. A byte
-  // is one store a share where a bit was four instructions, and a chunk of them is one SIMD test for the means.
+  // is one store a share where a bit was four instructions; the means read a chunk's 64 flags as one word (four
+  // SSE2 compares), so that their loop over the set ones ends, and mispredicts, once every 64 layers.
   std::vector<std::uint8_t> reached;
 };
 
@@ -698,8 +703,8 @@ struct InsertionPass {
     LayerTotal* const totals = store.totals.data() + band.firstLayer;
     for (std::uint32_t chunk = 0; chunk < reachedChunks; ++chunk) {
       std::uint8_t* const flags = band.reached + std::size_t(chunk) * kReachedChunk;
-      for (std::uint32_t bits = reachedBits(flags); bits != 0; bits &= bits - 1) {
-        const std::uint32_t local = kReachedChunk * chunk + std::uint32_t(__builtin_ctz(bits));
+      for (std::uint64_t bits = reachedBits(flags); bits != 0; bits &= bits - 1) {
+        const std::uint32_t local = kReachedChunk * chunk + std::uint32_t(__builtin_ctzll(bits));
         addMeanOf(sums[local], totals[local]);
         sums[local] = ShareSums();
       }
