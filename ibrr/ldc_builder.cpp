@@ -391,8 +391,7 @@ struct HemicubeScratch {
   std::vector<std::uint32_t> next;
 };
 
-// A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
-// hemicube has not reached it, and a flag byte for every layer (band-local index), set where it reached it.
+// The reached flags (BandSums::reached) that the hemicube means read at once, as one 64-bit word.
 constexpr std::uint32_t kReachedChunk = 64;
 
 // A bit for each of a chunk's kReachedChunk flag bytes that is set (BandSums::reached).
@@ -411,6 +410,8 @@ inline std::uint64_t reachedBits(const std::uint8_t* flags) {
 #endif
 }
 
+// A thread's sums over the band it is adding a hemicube to: (Σ a·E, Σ a) per layer of the band, zero where the
+// hemicube has not reached it, and a flag byte for every layer (band-local index), set where it reached it.
 struct BandSums {
   std::vector<ShareSums> sums;
   // A byte a layer of the band, in whole chunks of kReachedChunk: 1 where the hemicube added a share to it. A byte
@@ -711,7 +712,6 @@ struct InsertionPass {
       std::memset(flags, 0, kReachedChunk);
     }
   }
-
 
   // The parallel pass's second step for one band: every hemicube of the group in order, its records' shares in
   // the band's rows in sample order. A share that lies on a seeded layer adds to the layer's sums; a share of the
