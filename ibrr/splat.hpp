@@ -253,6 +253,22 @@ inline void boxRowSpan(const SplatRaster& r, float dy, float& dxLo, float& dxHi)
   clipSlab(r.invM10, r.m11 * dy);
 }
 
+#if defined(__SSE2__)
+// dx = (i + ½) − centre.x of the four pixel centres i … i + 3 (the pixel indices are exact as floats).
+__attribute__((always_inline)) inline __m128 dxOfFour(int i, float centreX) {
+  const __m128 columns = _mm_add_ps(_mm_set1_ps(static_cast<float>(i)), _mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f));
+  return _mm_sub_ps(_mm_add_ps(columns, _mm_set1_ps(0.5f)), _mm_set1_ps(centreX));
+}
+// boxCovers for four pixel centres of a row in its float operations: a bit for each one the splat covers, from their
+// m00·dx and m10·dx and the row's m01·dy and m11·dy (α = m00·dx + m01·dy, β likewise).
+__attribute__((always_inline)) inline int boxCoversFour(__m128 m00dx, __m128 m10dx, __m128 m01dy, __m128 m11dy) {
+  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff)), slack = _mm_set1_ps(kEdgeSlack);
+  const __m128 alpha = _mm_and_ps(_mm_add_ps(m00dx, m01dy), absMask);
+  const __m128 beta = _mm_and_ps(_mm_add_ps(m10dx, m11dy), absMask);
+  return _mm_movemask_ps(_mm_and_ps(_mm_cmple_ps(alpha, slack), _mm_cmple_ps(beta, slack)));
+}
+#endif
+
 // Narrows [lo, hi] of row dy to its first and last pixel that boxCovers accepts (lo > hi when none does).
 // With SSE2 four pixel centres are tested at once, in the same float operations as boxCovers, so the result
 // is the same.
@@ -261,17 +277,11 @@ __attribute__((always_inline)) inline void coveredEnds(const SplatRaster& r, flo
 #if defined(__SSE2__)
   if (lo > hi) return;
   const __m128 m00 = _mm_set1_ps(r.m00), m10 = _mm_set1_ps(r.m10);
-  const __m128 alpha0 = _mm_set1_ps(r.m01 * dy), beta0 = _mm_set1_ps(r.m11 * dy);
-  const __m128 half = _mm_set1_ps(0.5f), centre = _mm_set1_ps(r.centre.x), slack = _mm_set1_ps(kEdgeSlack);
-  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-  const __m128 offsets = _mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f);
-  // A bit for each of the pixels i … i + 3 that the splat covers (the pixel indices are exact as floats).
+  const __m128 m01dy = _mm_set1_ps(r.m01 * dy), m11dy = _mm_set1_ps(r.m11 * dy);
+  // A bit for each of the pixels i … i + 3 that the splat covers.
   auto coveredOfFour = [&](int i) __attribute__((always_inline)) {
-    const __m128 dx = _mm_sub_ps(_mm_add_ps(_mm_add_ps(_mm_set1_ps(static_cast<float>(i)), offsets), half), centre);
-    const __m128 alpha = _mm_add_ps(_mm_mul_ps(m00, dx), alpha0);
-    const __m128 beta = _mm_add_ps(_mm_mul_ps(m10, dx), beta0);
-    return _mm_movemask_ps(
-        _mm_and_ps(_mm_cmple_ps(_mm_and_ps(alpha, absMask), slack), _mm_cmple_ps(_mm_and_ps(beta, absMask), slack)));
+    const __m128 dx = dxOfFour(i, r.centre.x);
+    return boxCoversFour(_mm_mul_ps(m00, dx), _mm_mul_ps(m10, dx), m01dy, m11dy);
   };
   auto firstBit = [](int mask) { return __builtin_ctz(static_cast<unsigned>(mask)); };
   auto lastBit = [](int mask) { return 31 - __builtin_clz(static_cast<unsigned>(mask)); };
@@ -340,26 +350,20 @@ inline void boxRow(const SplatRaster& r, int j, int lo, int hi, Run& run) {
 template <int kGroups, class Run>
 inline void rasterBoxRunsByScan(const SplatRaster& r, Run& run) {
   const int ia = r.i0, width = r.i1 - r.i0 + 1;  // width ≤ 4·kGroups
-  const __m128 half = _mm_set1_ps(0.5f), centre = _mm_set1_ps(r.centre.x), slack = _mm_set1_ps(kEdgeSlack);
-  const __m128 absMask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   const __m128 m00 = _mm_set1_ps(r.m00), m10 = _mm_set1_ps(r.m10);
-  __m128 alphaOfColumn[kGroups], betaOfColumn[kGroups];  // m00·dx and m10·dx of columns ia + 4k … ia + 4k + 3
+  __m128 m00dx[kGroups], m10dx[kGroups];  // of columns ia + 4k … ia + 4k + 3
   for (int k = 0; k < kGroups; ++k) {
-    const __m128 column = _mm_add_ps(_mm_set1_ps(static_cast<float>(ia + 4 * k)), _mm_setr_ps(0.0f, 1.0f, 2.0f, 3.0f));
-    const __m128 dx = _mm_sub_ps(_mm_add_ps(column, half), centre);  // (i + ½) − centre.x, i exact as a float
-    alphaOfColumn[k] = _mm_mul_ps(m00, dx);
-    betaOfColumn[k] = _mm_mul_ps(m10, dx);
+    const __m128 dx = dxOfFour(ia + 4 * k, r.centre.x);
+    m00dx[k] = _mm_mul_ps(m00, dx);
+    m10dx[k] = _mm_mul_ps(m10, dx);
   }
   const unsigned inBox = (1u << width) - 1u;
   for (int j = r.j0; j <= r.j1; ++j) {
     const float dy = static_cast<float>(j) + 0.5f - r.centre.y;
-    const __m128 alpha0 = _mm_set1_ps(r.m01 * dy), beta0 = _mm_set1_ps(r.m11 * dy);
+    const __m128 m01dy = _mm_set1_ps(r.m01 * dy), m11dy = _mm_set1_ps(r.m11 * dy);
     unsigned covered = 0;  // bit i − ia for every covered pixel i of the row
-    for (int k = 0; k < kGroups; ++k) {
-      const __m128 alpha = _mm_and_ps(_mm_add_ps(alphaOfColumn[k], alpha0), absMask);
-      const __m128 beta = _mm_and_ps(_mm_add_ps(betaOfColumn[k], beta0), absMask);
-      covered |= unsigned(_mm_movemask_ps(_mm_and_ps(_mm_cmple_ps(alpha, slack), _mm_cmple_ps(beta, slack)))) << (4 * k);
-    }
+    for (int k = 0; k < kGroups; ++k)
+      covered |= unsigned(boxCoversFour(m00dx[k], m10dx[k], m01dy, m11dy)) << (4 * k);
     covered &= inBox;
     if (covered == 0)
       boxRow(r, j, ia + 1, ia, run);
