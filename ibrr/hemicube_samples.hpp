@@ -8,6 +8,7 @@
 
 #include <glm/glm.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <span>
@@ -51,10 +52,18 @@ struct HemicubeSamples {
   std::size_t size() const { return positions.size(); }
   void reserve(std::size_t n);
   void clear();
-  void add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint);
+  void add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint) {
+    positions.push_back(position);
+    normals.push_back(normal);
+    values.push_back(value);
+    footprints.push_back(footprint);
+  }
   // The same with an edge reach (then every sample must have one).
   void add(const glm::vec3& position, const glm::vec3& normal, const glm::vec3& value, float footprint,
-           const glm::vec3& edgeReach);
+           const glm::vec3& edgeReach) {
+    add(position, normal, value, footprint);
+    edgeReaches.push_back(edgeReach);
+  }
   HemicubeSampleView view() const { return {centre, positions, normals, values, footprints, edgeReaches}; }
 };
 
@@ -64,7 +73,10 @@ struct HemicubeSamples {
 //   cosTheta:   cosine between the surface normal and the direction back to the centre, [0, 1]
 // The pixel's cone cuts a patch of area dω·r² perpendicular to the ray; on a surface tilted by θ that patch is
 // stretched by 1/cos θ along the tilt:  A = dω·r² / cos θ.  cos θ is clamped to kMinFootprintCos.
-float footprintArea(float solidAngle, float distance, float cosTheta);
+inline float footprintArea(float solidAngle, float distance, float cosTheta) {
+  const float c = std::max(std::fabs(cosTheta), kMinFootprintCos);
+  return solidAngle * distance * distance / c;
+}
 
 // Splats reach to the edge where their surface meets another one. A hemicube pixel straddling the edge between two
 // surfaces (a wall and the floor, a box's side and its top) shows one of them, and the other surface's last
@@ -119,9 +131,39 @@ struct PixelSample {
 };
 
 // True when the aligned 2×2 block (k = 2·row + column) merges into one sample (the rule above).
-bool mergeableBlock(const PixelSample (&block)[4]);
+inline bool mergeableBlock(const PixelSample (&block)[4]) {
+  float maxArea = 0.0f;
+  for (const PixelSample& s : block) {
+    if (!s.valid || s.edgeReach != glm::vec3(0.0f)) return false;
+    maxArea = std::max(maxArea, s.area);
+  }
+  const glm::vec3& p0 = block[0].position;
+  const glm::vec3& n0 = block[0].normal;
+  for (int k = 1; k < 4; ++k) {
+    const glm::vec3 apart = block[k].position - p0;
+    const float offPlane = glm::dot(apart, n0);
+    if (!(glm::dot(block[k].normal, n0) >= kMergeNormalCos && offPlane * offPlane <= kMergeOffPlane2 * maxArea &&
+          glm::dot(apart, apart) <= kMergeApart2 * maxArea))
+      return false;
+  }
+  return true;
+}
+
 // The block's merged sample: sums in the order k = 0..3, the centroid and g divided by the summed footprint.
-PixelSample mergedSample(const PixelSample (&block)[4]);
+inline PixelSample mergedSample(const PixelSample (&block)[4]) {
+  PixelSample merged = block[0];
+  float area = 0.0f, areaG = 0.0f;
+  glm::vec3 areaPosition(0.0f);
+  for (const PixelSample& s : block) {
+    area += s.area;
+    areaG += s.area * s.g;
+    areaPosition += s.area * s.position;
+  }
+  merged.position = areaPosition / area;
+  merged.g = areaG / area;
+  merged.area = area;
+  return merged;
+}
 
 // Solid angle (sr) of a hemicube pixel centred at (a, b) on a face at unit distance from the centre, with pixel
 // side `pixelSide` in the same face units (2/H for a full face of H pixels spanning [-1, 1]):

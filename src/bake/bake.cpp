@@ -91,25 +91,6 @@ void seedLayersFromGeometry(const scene::Scene& scene, LdcBuilder& builder) {
 constexpr std::size_t kBatchPixels = 1u << 20;  // flush a batch at about a million hemicube pixels
 constexpr std::size_t kBatchHemicubes = 64;
 
-// The edge reach of atlas pixel (x, row) of `face`, a sample at p with normal n and footprint `area`: the sum
-// over its four neighbours within the face that meet its surface at an edge (ibrr::edgeReachTowards).
-glm::vec3 edgeReach(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face, int x, int row,
-                    const glm::vec3& p, const glm::vec3& n, float area) {
-  constexpr int kSteps[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
-  const int width = capture.width();
-  glm::vec3 reach(0.0f);
-  for (const auto& step : kSteps) {
-    const int nx = x + step[0];
-    const int nrow = row + step[1];
-    if (nx < 0 || nx >= width || nrow < 0 || nrow >= face.rows) continue;
-    const std::size_t index = std::size_t(face.firstRow + nrow) * width + nx;
-    if (capture.positions[index].w < 0.5f) continue;
-    reach +=
-        edgeReachTowards(p, n, area, glm::vec3(capture.positions[index]), glm::vec3(capture.normalsGeometry[index]));
-  }
-  return reach;
-}
-
 // The solid angles of a face's pixels (gpu::atlasPixelSolidAngle, row-major), for a face of H pixels a side,
 // full or half: kept per thread for the last four kinds of face it met (a bake has at most four: H and h, full
 // and half), so that each is computed once instead of for every pixel of every hemicube.
@@ -134,27 +115,56 @@ std::span<const float> faceSolidAngles(const gpu::HemicubeFace& face, int resolu
   return table.solidAngles;
 }
 
-// Atlas pixel (x, row) of `face` as a sample: g clamped if asked, footprint A = dω·r²/cosθx from the pixel's
-// solid angle (ibrr::footprintArea), and the reach of a sample beside an edge where two surfaces meet; not valid
-// where the pixel sees nothing or a surface the VPL does not light.
-// Written into `s` (a block's entry, reused block after block: an invalid sample sets only `valid`).
-void atlasPixelSample(const gpu::HemicubeCapture& capture, const gpu::HemicubeFace& face,
-                      std::span<const float> solidAngles, float geometryClamp, int x, int row, PixelSample& s) {
+// One face of a capture: its atlas rows as row-major arrays of `width` texels (row 0 the face's first), and its
+// pixels' solid angles (faceSolidAngles).
+struct FaceTexels {
+  const glm::vec4* positions = nullptr;        // xyz, w = 1 where covered
+  const glm::vec4* normalsGeometry = nullptr;  // xyz normal facing the centre, w = g
+  std::span<const float> solidAngles;
+  int width = 0, rows = 0;
+};
+
+// The edge reach of a sample at p (normal n, footprint `area`) in texel `index` = (x, row) of `face`: the sum over
+// its four neighbours within the face, in the order −x, +x, −y, +y, that meet its surface at an edge
+// (ibrr::edgeReachTowards).
+__attribute__((always_inline)) inline glm::vec3 edgeReach(const FaceTexels& face, std::size_t index, int x, int row,
+                                                         const glm::vec3& p, const glm::vec3& n, float area) {
+  glm::vec3 reach(0.0f);
+  auto towards = [&](std::size_t neighbour) {
+    if (face.positions[neighbour].w < 0.5f) return;
+    reach += edgeReachTowards(p, n, area, glm::vec3(face.positions[neighbour]),
+                              glm::vec3(face.normalsGeometry[neighbour]));
+  };
+  const auto width = std::size_t(face.width);
+  if (x > 0) towards(index - 1);
+  if (x + 1 < face.width) towards(index + 1);
+  if (row > 0) towards(index - width);
+  if (row + 1 < face.rows) towards(index + width);
+  return reach;
+}
+
+// Texel (x, row) of `face` as a sample of a hemicube centred at `centre`: g clamped if asked, footprint
+// A = dω·r²/cosθx from the pixel's solid angle (ibrr::footprintArea), and the reach of a sample beside an edge where
+// two surfaces meet; not valid where the pixel sees nothing or a surface the VPL does not light.
+// Written into `s` (a block's entry, reused block after block: an invalid sample sets only `valid`). Inlined in
+// the block loop: a call a pixel cost a fifth of its instructions in saving and restoring registers.
+__attribute__((always_inline)) inline void atlasPixelSample(const FaceTexels& face, const glm::vec3& centre,
+                                                            float geometryClamp, int x, int row, PixelSample& s) {
   s.valid = false;
-  const std::size_t index = std::size_t(face.firstRow + row) * capture.width() + x;
-  const glm::vec4& position = capture.positions[index];
+  const std::size_t index = std::size_t(row) * std::size_t(face.width) + std::size_t(x);
+  const glm::vec4& position = face.positions[index];
   if (position.w < 0.5f) return;
-  const glm::vec4& normalGeometry = capture.normalsGeometry[index];
+  const glm::vec4& normalGeometry = face.normalsGeometry[index];
   s.g = normalGeometry.w;
   if (geometryClamp > 0.0f) s.g = std::min(s.g, geometryClamp);
   if (!(s.g > 0.0f)) return;  // back-facing to the VPL or outside a spot's cone: no light
   s.position = glm::vec3(position);
   s.normal = glm::vec3(normalGeometry);
-  const glm::vec3 toCentre = capture.centre - s.position;
+  const glm::vec3 toCentre = centre - s.position;
   const float distance = glm::length(toCentre);
   const float cosTheta = distance > 0.0f ? glm::dot(s.normal, toCentre) / distance : 1.0f;
-  s.area = footprintArea(solidAngles[std::size_t(row) * capture.width() + x], distance, cosTheta);
-  s.edgeReach = edgeReach(capture, face, x, row, s.position, s.normal, s.area);
+  s.area = footprintArea(face.solidAngles[index], distance, cosTheta);
+  s.edgeReach = edgeReach(face, index, x, row, s.position, s.normal, s.area);
   s.valid = true;
 }
 
@@ -169,17 +179,22 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
   samples.centre = capture.centre;
   const int width = capture.width();
   auto add = [&](const PixelSample& s) { samples.add(s.position, s.normal, power * s.g, s.area, s.edgeReach); };
-  for (const gpu::HemicubeFace& face : capture.faces) {
-    const std::span<const float> solidAngles = faceSolidAngles(face, capture.resolution);
+  for (const gpu::HemicubeFace& gpuFace : capture.faces) {
+    const std::size_t firstTexel = std::size_t(gpuFace.firstRow) * std::size_t(width);
+    const FaceTexels face{capture.positions.data() + firstTexel, capture.normalsGeometry.data() + firstTexel,
+                          faceSolidAngles(gpuFace, capture.resolution), width, gpuFace.rows};
     PixelSample block[4];
-    for (int row = 0; row < face.rows; row += 2)
+    for (int row = 0; row < face.rows; row += 2) {
+      const bool secondRow = row + 1 < face.rows;
       for (int x = 0; x < width; x += 2) {
-        for (int k = 0; k < 4; ++k) {
-          if (x + (k & 1) < width && row + (k >> 1) < face.rows)
-            atlasPixelSample(capture, face, solidAngles, geometryClamp, x + (k & 1), row + (k >> 1), block[k]);
-          else
-            block[k].valid = false;  // past the face's edge
-        }
+        const bool secondColumn = x + 1 < width;
+        atlasPixelSample(face, capture.centre, geometryClamp, x, row, block[0]);
+        block[1].valid = false;  // past the face's edge unless sampled
+        block[2].valid = false;
+        block[3].valid = false;
+        if (secondColumn) atlasPixelSample(face, capture.centre, geometryClamp, x + 1, row, block[1]);
+        if (secondRow) atlasPixelSample(face, capture.centre, geometryClamp, x, row + 1, block[2]);
+        if (secondRow && secondColumn) atlasPixelSample(face, capture.centre, geometryClamp, x + 1, row + 1, block[3]);
         if (mergeableBlock(block)) {
           add(mergedSample(block));
           continue;
@@ -187,6 +202,7 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
         for (const PixelSample& s : block)
           if (s.valid) add(s);
       }
+    }
   }
 }
 
