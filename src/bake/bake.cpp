@@ -188,6 +188,8 @@ void captureToSamples(const gpu::HemicubeCapture& capture, const glm::vec3& powe
       const bool secondRow = row + 1 < face.rows;
       for (int x = 0; x < width; x += 2) {
         const bool secondColumn = x + 1 < width;
+        // The block's four pixels written out rather than looped over k: the loop's form kept the pixel's sample
+        // out of line (1.2 G instructions against 1.0 G over 256 hemicubes, 16.5 against 10.4 ns a pixel).
         atlasPixelSample(face, capture.centre, geometryClamp, x, row, block[0]);
         block[1].valid = false;  // past the face's edge unless sampled
         block[2].valid = false;
