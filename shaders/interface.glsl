@@ -59,6 +59,7 @@
 #define IBRR_U_WARP_MERGE_NORMAL_COS 24
 #define IBRR_U_WARP_MERGE_OFF_PLANE2 25
 #define IBRR_U_WARP_MERGE_APART2 26
+#define IBRR_U_WARP_COVERAGE 27  // the hemicube's coverage mark (hemicube.frag's u_coverage)
 
 // ldc_flush.comp.
 #define IBRR_U_FLUSH_POWER 0
@@ -70,6 +71,7 @@
 #define IBRR_U_HEMICUBE_AXIS 17        // surface normal / spot axis
 #define IBRR_U_HEMICUBE_PROFILE 18     // 0 Lambertian surface, 1 isotropic point, 2 spot
 #define IBRR_U_HEMICUBE_SPOT_COS 19    // inner, outer cone cosines
+#define IBRR_U_HEMICUBE_COVERAGE 20    // the draw's coverage mark, written to the position's w
 
 // The G-buffer's channels as texture units, in display::GBufferChannel order (ibrr_reconstruct.comp,
 // keller_accumulate.comp).

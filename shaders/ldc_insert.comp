@@ -23,11 +23,12 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = 1 where covered
+layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = u_coverage where covered
 layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2DArray u_atlasNormal;    // xyz normal facing the VPL, w = g
 
 layout(location = IBRR_U_WARP_CENTRE) uniform vec3 u_centre;        // hemicube centre, world units
 layout(location = IBRR_U_WARP_ATLAS_LAYER) uniform int u_atlasLayer;  // the hemicube's slot: its atlas layer
+layout(location = IBRR_U_WARP_COVERAGE) uniform float u_coverage;  // the mark of the texels its draw covered
 layout(location = IBRR_U_WARP_RESOLUTION) uniform int u_resolution;     // H
 layout(location = IBRR_U_WARP_ROWS) uniform int u_rows;           // atlas rows in use
 layout(location = IBRR_U_WARP_SIDE_FACE_ROWS) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
@@ -252,7 +253,7 @@ vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
     if (neighbour.x < 0 || neighbour.x >= u_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
       continue;
     vec4 position = texelFetch(u_atlasPosition, ivec3(neighbour, u_atlasLayer), 0);
-    if (position.w < 0.5) continue;
+    if (position.w != u_coverage) continue;
     precise vec3 apart = position.xyz - p;
     precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, ivec3(neighbour, u_atlasLayer), 0).xyz);
     precise float apart2 = orderedDot(apart, apart);
@@ -278,7 +279,7 @@ TexelSample texelSample(ivec2 texel) {
   TexelSample s;
   s.valid = false;
   vec4 position = texelFetch(u_atlasPosition, ivec3(texel, u_atlasLayer), 0);
-  if (position.w < 0.5) return s;
+  if (position.w != u_coverage) return s;
   vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, u_atlasLayer), 0);
   s.g = normalGeometry.w;
   if (u_clamp > 0.0) s.g = min(s.g, u_clamp);

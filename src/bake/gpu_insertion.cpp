@@ -60,7 +60,8 @@ enum InsertUniform : GLint {
   kAtlasLayer = IBRR_U_WARP_ATLAS_LAYER,
   kMergeNormalCosU = IBRR_U_WARP_MERGE_NORMAL_COS,
   kMergeOffPlane2U = IBRR_U_WARP_MERGE_OFF_PLANE2,
-  kMergeApart2U = IBRR_U_WARP_MERGE_APART2
+  kMergeApart2U = IBRR_U_WARP_MERGE_APART2,
+  kCoverage = IBRR_U_WARP_COVERAGE
 };
 // Uniform locations of shaders/ldc_flush.comp.
 enum FlushUniform : GLint { kPower = IBRR_U_FLUSH_POWER, kPixelArea = IBRR_U_FLUSH_PIXEL_AREA };
@@ -212,6 +213,7 @@ void GpuInsertion::setHemicube(const gpu::HemicubeCapture& layout, float clamp, 
   const GLuint id = m_insert.id();
   glProgramUniform3fv(id, kCentre, 1, glm::value_ptr(layout.centre));
   glProgramUniform1i(id, kAtlasLayer, layout.atlasLayer);
+  glProgramUniform1f(id, kCoverage, layout.coverage);
   glProgramUniform1i(id, kResolution, layout.resolution);
   glProgramUniform1i(id, kRows, layout.faces.back().firstRow + layout.faces.back().rows);
   glProgramUniform1i(id, kSideFaceRows, layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution);

@@ -16,6 +16,7 @@ constexpr GLint kUniformCentre = IBRR_U_HEMICUBE_CENTRE;    // hemicube.frag u_c
 constexpr GLint kUniformAxis = IBRR_U_HEMICUBE_AXIS;        // u_axis
 constexpr GLint kUniformProfile = IBRR_U_HEMICUBE_PROFILE;  // u_profile
 constexpr GLint kUniformSpotCos = IBRR_U_HEMICUBE_SPOT_COS; // u_spotCos
+constexpr GLint kUniformCoverage = IBRR_U_HEMICUBE_COVERAGE; // u_coverage
 
 // A unit vector perpendicular to n (Frisvad-style branch on the smallest component).
 glm::vec3 perpendicular(const glm::vec3& n) {
@@ -84,6 +85,26 @@ HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::S
     glNamedFramebufferDrawBuffers(framebuffer, 2, attachments);
     m_framebuffers.back().checkComplete("hemicube");
   }
+  m_slotRound.assign(std::size_t(m_slots), 0);
+}
+
+float HemicubeRenderer::nextCoverage(int slot) {
+  constexpr std::uint32_t kMarks = (1u << 24) - 1;  // 1 .. 2^24 − 1: every one exact in a float
+  if (m_lastCoverage == kMarks) {
+    m_lastCoverage = 0;
+    ++m_coverageRound;
+  }
+  const std::uint32_t mark = ++m_lastCoverage;
+  // A slot cleared in this round holds 0 and the marks of its draws since, all below `mark`.
+  std::uint32_t& round = m_slotRound[std::size_t(slot)];
+  if (round != m_coverageRound) {
+    const float zero[4] = {0, 0, 0, 0};
+    const GLuint framebuffer = m_framebuffers[std::size_t(slot)].id();
+    glClearNamedFramebufferfv(framebuffer, GL_COLOR, 0, zero);
+    glClearNamedFramebufferfv(framebuffer, GL_COLOR, 1, zero);
+    round = m_coverageRound;
+  }
+  return float(mark);
 }
 
 void HemicubeRenderer::render(const HemicubeSource& source, int resolution, HemicubeCapture& capture) {
@@ -110,7 +131,6 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
       source.position + (source.profile == EmissionProfile::LambertianSurface ? m_surfaceOffset : 0.0f) * axis;
   capture.faces = hemicubeFaces(axis, resolution, fullCube);
   capture.atlasLayer = slot;
-  const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
 
   const GLuint framebuffer = m_framebuffers[std::size_t(slot)].id();
   glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
@@ -118,17 +138,18 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
   glDepthFunc(GL_LESS);
   glDisable(GL_CULL_FACE);
   glDisable(GL_BLEND);
-  glEnable(GL_SCISSOR_TEST);
-  glScissor(0, 0, resolution, rows);
-  const float zero[4] = {0, 0, 0, 0};
-  glClearNamedFramebufferfv(framebuffer, GL_COLOR, 0, zero);
-  glClearNamedFramebufferfv(framebuffer, GL_COLOR, 1, zero);
+  // Unscissored clears, which llvmpipe does per tile (a scissored clear is a drawn quad); only the depth buffer
+  // is cleared for every draw, the colour targets carry coverage marks (see the header).
+  glDisable(GL_SCISSOR_TEST);
+  capture.coverage = nextCoverage(slot);
   glClearNamedFramebufferfi(framebuffer, GL_DEPTH_STENCIL, 0, 1.0f, 0);
+  glEnable(GL_SCISSOR_TEST);
   m_program.use();
   glProgramUniform3fv(m_program.id(), kUniformCentre, 1, &capture.centre.x);
   glProgramUniform3fv(m_program.id(), kUniformAxis, 1, &axis.x);
   glProgramUniform1i(m_program.id(), kUniformProfile, int(source.profile));
   glProgramUniform2f(m_program.id(), kUniformSpotCos, source.spotCosInner, source.spotCosOuter);
+  glProgramUniform1f(m_program.id(), kUniformCoverage, capture.coverage);
   m_lastTriangles = 0;
   const float n = m_nearPlane;
   for (HemicubeFace& face : capture.faces) {
@@ -158,6 +179,15 @@ void HemicubeRenderer::readBack(HemicubeCapture& capture) {
                        capture.positions.data());
   glGetTextureSubImage(m_normalTarget.id(), 0, 0, 0, layer, resolution, rows, 1, GL_RGBA, GL_FLOAT, bytes,
                        capture.normalsGeometry.data());
+  // What an earlier draw left where this one covered nothing reads as the cleared targets would: all zero.
+  for (std::size_t i = 0; i < pixels; ++i) {
+    if (capture.positions[i].w == capture.coverage) {
+      capture.positions[i].w = 1.0f;
+    } else {
+      capture.positions[i] = glm::vec4(0.0f);
+      capture.normalsGeometry[i] = glm::vec4(0.0f);
+    }
+  }
   m_lastReadbackSeconds = readTime.seconds();
   checkGlError("the hemicube pass");
 }

@@ -13,6 +13,13 @@
 //
 // Per atlas pixel the readback holds the world position (w = 1 where covered) and the normal on
 // the side facing the VPL with the geometry term g = I(ω)/Φ · cosθx / r² (see hemicube.frag).
+//
+// Coverage marks: the colour targets are not cleared between draws, only the depth buffer (on llvmpipe a
+// clear of the two RGBA32F targets cost more than the drawing). Each draw writes its own mark, an integer
+// 1 ≤ m < 2^24 (exact in a float), into the w of the positions it covers; a texel whose w holds another mark
+// is left over from an earlier draw and counts as not covered. readBack() turns the marks into w ∈ {0, 1};
+// the GPU warp compares w with HemicubeCapture::coverage. A slot's targets are cleared to 0 (no mark) before
+// its first draw, and again before its first draw after the marks have run out and started over.
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
@@ -50,6 +57,7 @@ struct HemicubeCapture {
   glm::vec3 centre{0.0f};  // the render position: source.position moved off its surface
   int resolution = 0;      // H
   int atlasLayer = 0;      // the slot: the atlas layer it was drawn into
+  float coverage = 0.0f;   // the draw's coverage mark: the w of the texels it covered, on the GPU
   std::vector<HemicubeFace> faces;
   std::vector<glm::vec4> positions;        // atlas, row-major, bottom row first (GL order)
   std::vector<glm::vec4> normalsGeometry;  // xyz normal facing the centre, w = g
@@ -76,7 +84,7 @@ public:
   // the atlas on the GPU (positionTexture()); fills the layout of `capture` (source, centre, the
   // slot, faces with their matrices) but not its pixel buffers.
   void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture, int slot = 0);
-  // Reads the atlas of the last draw() into `capture`.
+  // Reads the atlas of the draw() that filled `capture` into it, w = 1 where that draw covered a texel, else 0.
   void readBack(HemicubeCapture& capture);
 
   [[nodiscard]] int slots() const { return m_slots; }
@@ -96,6 +104,9 @@ public:
   [[nodiscard]] std::size_t lastTrianglesSubmitted() const { return m_lastTriangles; }
 
 private:
+  // The coverage mark of the next draw into `slot`, whose colour targets it clears first if they may hold it.
+  float nextCoverage(int slot);
+
   const SceneRenderer& m_renderer;
   int m_maxResolution;
   int m_slots;
@@ -106,6 +117,9 @@ private:
   Texture m_normalTarget;
   Renderbuffer m_depth;      // shared by the slots: each draw clears it
   std::vector<Framebuffer> m_framebuffers;  // one a slot
+  std::uint32_t m_lastCoverage = 0;  // the mark of the last draw (0: none yet)
+  std::uint32_t m_coverageRound = 1;  // how many times the marks have started from 1
+  std::vector<std::uint32_t> m_slotRound;  // per slot: the round its colour targets were last cleared in
   Program m_program;
   double m_lastRenderSeconds = 0.0;
   double m_lastReadbackSeconds = 0.0;
