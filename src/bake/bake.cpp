@@ -44,11 +44,9 @@
 namespace ibrr::bake {
 namespace {
 
-// A batch of read-back hemicubes waiting to be warped together (more parallel work per insertion).
+// A batch of hemicubes' samples waiting to be inserted together (more parallel work per insertion).
 struct Batch {
-  std::vector<gpu::HemicubeCapture> captures;
-  std::vector<glm::vec3> powers;  // Φ of each capture's VPL
-  // The captures' samples and views, kept from batch to batch so that their buffers are allocated once.
+  // The hemicubes' samples and views, kept from batch to batch so that their buffers are allocated once.
   std::vector<HemicubeSamples> samples;
   std::vector<HemicubeSampleView> views;
   std::size_t used = 0;
@@ -371,8 +369,9 @@ public:
   virtual void addStats(BakeStats& stats) const = 0;
 };
 
-// Reads each hemicube back into a batch; a TBB task warps a full batch into the builder while the GL thread
-// renders the next one into the other batch.
+// Reads each hemicube back and turns it into samples on the GL thread, while its texels are still in the cache
+// (the atlas of a batch, 32 bytes a texel, outgrew the caches before a task converted it); a TBB task inserts a
+// full batch into the builder while the GL thread renders and converts the next one into the other batch.
 class CpuWarp final : public Warp {
 public:
   CpuWarp(gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene, LdcBuilder& builder, float geometryClamp,
@@ -387,14 +386,14 @@ public:
 
   void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) override {
     Batch& batch = m_batches[m_filling];
-    if (batch.captures.size() <= batch.used) batch.captures.emplace_back();
-    if (batch.powers.size() <= batch.used) batch.powers.emplace_back();
-    gpu::HemicubeCapture& capture = batch.captures[batch.used];
-    m_hemicubes.render(hemicubeSourceFor(vpl, m_scene), resolution, capture);
-    batch.powers[batch.used] = vpl.power;
-    ++batch.used;
-    batch.pixels += capture.positions.size();
+    if (batch.samples.size() <= batch.used) batch.samples.emplace_back();
+    m_hemicubes.render(hemicubeSourceFor(vpl, m_scene), resolution, m_capture);
     m_stats.readbackSeconds += m_hemicubes.lastReadbackSeconds();
+    const Stopwatch conversionTime;
+    captureToSamples(m_capture, vpl.power, m_clamp, batch.samples[batch.used]);
+    m_conversionSeconds += conversionTime.seconds();
+    ++batch.used;
+    batch.pixels += m_capture.positions.size();
     if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes || lastOfBake) launch();
   }
   void finish() override {
@@ -403,7 +402,7 @@ public:
   }
   LayerSums layerSums() const override { return m_builder.layerSums(); }
   void addStats(BakeStats& stats) const override {
-    stats.warpSeconds = m_warpSeconds[0] + m_warpSeconds[1];
+    stats.warpSeconds = m_conversionSeconds + m_insertSeconds[0] + m_insertSeconds[1];
     stats.insertSeconds = m_insertSeconds[0] + m_insertSeconds[1];
     const BuilderStats builder = m_builder.stats();
     stats.samplesInserted = builder.samples - builder.droppedSamples;
@@ -426,17 +425,11 @@ private:
     const int index = m_filling;
     m_group.run([this, index] {
       Batch& batch = m_batches[index];
-      const Stopwatch warpTime;
-      if (batch.samples.size() < batch.used) batch.samples.resize(batch.used);
       batch.views.resize(batch.used);
-      tbb::parallel_for(std::size_t(0), batch.used, [&](std::size_t i) {
-        captureToSamples(batch.captures[i], batch.powers[i], m_clamp, batch.samples[i]);
-        batch.views[i] = batch.samples[i].view();
-      });
+      for (std::size_t i = 0; i < batch.used; ++i) batch.views[i] = batch.samples[i].view();
       const Stopwatch insertTime;
       m_builder.insert(batch.views);
       m_insertSeconds[index] += insertTime.seconds();
-      m_warpSeconds[index] += warpTime.seconds();
     });
     m_pending = true;
     m_filling = 1 - m_filling;
@@ -448,11 +441,13 @@ private:
   LdcBuilder& m_builder;
   float m_clamp;
   BakeStats& m_stats;
+  gpu::HemicubeCapture m_capture;  // the hemicube being converted (its buffers reused)
   Batch m_batches[2];
   int m_filling = 0;
   tbb::task_group m_group;
   bool m_pending = false;
-  double m_warpSeconds[2] = {0.0, 0.0}, m_insertSeconds[2] = {0.0, 0.0};
+  double m_conversionSeconds = 0.0;  // on the GL thread
+  double m_insertSeconds[2] = {0.0, 0.0};
 };
 
 // The hemicubes drawn into the atlas's slots and not yet warped, for the GPU warps of both levels: when every
