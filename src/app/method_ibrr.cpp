@@ -171,10 +171,10 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
                 "hemicubes drawn and warped on the GPU, each waited for)\n",
                 s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds);
   else
-    std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (insertion "
-                "%.2f s; overlapped), waiting for the warp %.2f s\n",
-                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
-                s.waitSeconds);
+    std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (conversion "
+                "%.2f s after each readback; insertion %.2f s, overlapped), waiting for the warp %.2f s\n",
+                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds,
+                s.warpSeconds - s.insertSeconds, s.insertSeconds, s.waitSeconds);
   if (settings.direct == bake::DirectLight::Rays)
     std::printf("direct light     %.2f s (in the time above): up to %u points per layer, %u shadow rays per point and "
                 "emissive triangle, %.1f M rays (%.1f M/s); %llu layers found no surface under them\n",
