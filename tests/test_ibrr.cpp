@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include <tbb/global_control.h>
+#include <tbb/task_arena.h>
 #include <glm/gtc/constants.hpp>
 
 #include <algorithm>
@@ -228,7 +229,9 @@ TEST_CASE("GPU and CPU reconstruction agree within 1e-3 relative on every covere
   }
 }
 
-TEST_CASE("the baked store is identical with one thread and with all, and reloads to the same picture", "[ibrr][gpu]") {
+TEST_CASE("the baked store is identical with one thread and with all, converted on the GL thread or in the warp task, "
+          "and reloads to the same picture",
+          "[ibrr][gpu]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
   bake::BakeOptions options = quickBake(48);
@@ -241,6 +244,14 @@ TEST_CASE("the baked store is identical with one thread and with all, and reload
   const bake::BakeResult baked = bake::bakeStore(scene, options);
   allThreads = serializeStore(baked.store);
   CHECK(oneThread == allThreads);
+  // The CPU warp converts hemicubes to samples on the GL thread in an arena of two threads or fewer, in its
+  // insertion task in a larger one (bake.cpp, CpuWarp); both give the same samples and so the same store.
+  for (const int threads : {2, 4}) {
+    std::vector<std::byte> inArena;
+    tbb::task_arena(threads).execute([&] { inArena = serializeStore(bake::bakeStore(scene, options).store); });
+    INFO("an arena of " << threads << " threads");
+    CHECK(inArena == allThreads);
+  }
 
   const std::filesystem::path file = test::outputDir("ibrr_reload") / "cornell.ibrr";
   saveStore(baked.store, file);

@@ -172,7 +172,7 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
                 s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds);
   else
     std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (conversion "
-                "%.2f s after each readback; insertion %.2f s, overlapped), waiting for the warp %.2f s\n",
+                "%.2f s, insertion %.2f s, overlapped), waiting for the warp %.2f s\n",
                 s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds,
                 s.warpSeconds - s.insertSeconds, s.insertSeconds, s.waitSeconds);
   if (settings.direct == bake::DirectLight::Rays)

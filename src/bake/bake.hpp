@@ -121,8 +121,8 @@ struct BakeStats {
   double vplSeconds = 0.0;            // light paths
   double renderSeconds = 0.0;         // GL submission + rasterisation (GL thread)
   double readbackSeconds = 0.0;       // glGetTextureSubImage (GL thread; CPU warp only)
-  double warpSeconds = 0.0;           // CPU: conversion to samples (GL thread, after each readback) + LDC
-                                      // insertion (a TBB task, overlapped with rendering); GPU: the
+  double warpSeconds = 0.0;           // CPU: conversion to samples (on the GL thread or in the task, CpuWarp) +
+                                      // LDC insertion (a TBB task, overlapped with rendering); GPU: the
                                       // insertion passes, from their submission to the end of the batch
   double insertSeconds = 0.0;         // of which LDC insertion
   double waitSeconds = 0.0;           // GL thread waiting for the warp to free a batch (CPU warp)
