@@ -128,6 +128,57 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
   CHECK(pointSolidAngle == Approx(4.0 * std::asin(side2 / (side2 + 4.0))).epsilon(2e-3));
 }
 
+TEST_CASE("a hemicube reads no texel an earlier draw left as covered, also when the coverage marks start over",
+          "[bake][gpu]") {
+  test::glContext();
+  // A floor, a VPL above it looking down (its front face all floor) and one looking up (nothing above its tangent
+  // plane: every texel uncovered). The colour targets are not cleared between draws (gpu/hemicube.hpp).
+  scene::Scene scene;
+  scene::TriangleMesh floor;
+  floor.positions = {{-8, 0, -8}, {8, 0, -8}, {8, 0, 8}, {-8, 0, 8}};
+  floor.normals.assign(4, glm::vec3(0, 1, 0));
+  floor.triangles = {{0, 2, 1}, {0, 3, 2}};
+  floor.triangleMaterials = {0, 0};
+  scene.meshes.push_back(floor);
+  scene.instances.push_back({0, glm::mat4(1.0f)});
+  scene.materials.push_back(scene::Material{});
+  scene.finalize();
+  const gpu::SceneRenderer renderer(scene);
+  gpu::HemicubeSource down, up;
+  down.position = up.position = {0.0f, 1.0f, 0.0f};
+  down.axis = {0.0f, -1.0f, 0.0f};
+  up.axis = {0.0f, 1.0f, 0.0f};
+  auto covered = [](const gpu::HemicubeCapture& capture) {
+    return std::count_if(capture.positions.begin(), capture.positions.end(),
+                         [](const glm::vec4& p) { return p.w != 0.0f; });
+  };
+  auto zeroWhereUncovered = [](const gpu::HemicubeCapture& capture) {
+    for (std::size_t i = 0; i < capture.positions.size(); ++i)
+      if (capture.positions[i].w == 0.0f && (capture.positions[i] != glm::vec4(0.0f) ||
+                                             capture.normalsGeometry[i] != glm::vec4(0.0f)))
+        return false;
+    return true;
+  };
+  for (const bool startOver : {false, true}) {
+    INFO((startOver ? "the second draw's mark starts over at the first's" : "consecutive marks"));
+    gpu::HemicubeRenderer hemicubes(renderer, scene, 64);
+    gpu::HemicubeCapture first, second;
+    hemicubes.render(down, 64, first);
+    CHECK(first.coverage == 1.0f);
+    CHECK(covered(first) >= 64 * 64);  // the whole front face, and floor in the side faces
+    if (startOver) hemicubes.setLastCoverageMark(gpu::HemicubeRenderer::kCoverageMarks);
+    hemicubes.render(up, 64, second);
+    CHECK(second.coverage == (startOver ? 1.0f : 2.0f));
+    CHECK(covered(second) == 0);
+    CHECK(zeroWhereUncovered(second));
+    // And the floor again after the empty draw: what it covers is read as before.
+    gpu::HemicubeCapture third;
+    hemicubes.render(down, 64, third);
+    CHECK(third.positions == first.positions);
+    CHECK(third.normalsGeometry == first.normalsGeometry);
+  }
+}
+
 TEST_CASE("no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge", "[ibrr][gpu]") {
   test::glContext();
   // A floor (y = 0) meeting a back wall (z = 1) under a point light. Coarse hemicubes (H = 16: a hemicube

@@ -89,8 +89,7 @@ HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::S
 }
 
 float HemicubeRenderer::nextCoverage(int slot) {
-  constexpr std::uint32_t kMarks = (1u << 24) - 1;  // 1 .. 2^24 − 1: every one exact in a float
-  if (m_lastCoverage == kMarks) {
+  if (m_lastCoverage == kCoverageMarks) {
     m_lastCoverage = 0;
     ++m_coverageRound;
   }

@@ -88,6 +88,10 @@ public:
   void readBack(HemicubeCapture& capture);
 
   [[nodiscard]] int slots() const { return m_slots; }
+  // The coverage marks: 1 .. kCoverageMarks, every one exact in a float; after the last they start over at 1.
+  static constexpr std::uint32_t kCoverageMarks = (1u << 24) - 1;
+  // For tests of the marks' start-over: the next draw takes mark + 1 (1 when mark is the last).
+  void setLastCoverageMark(std::uint32_t mark) { m_lastCoverage = std::min(mark, kCoverageMarks); }
   // The bytes of GPU memory one slot of an atlas for resolution H takes (its two float targets and depth).
   [[nodiscard]] static std::uint64_t slotBytes(int maxResolution);
 
