@@ -44,6 +44,22 @@ display::GBuffer renderGBuffer(const scene::Scene& scene, const scene::Camera& c
   return gbuffer;
 }
 
+// A square floor of half-size L at y = 0 facing up, one default material.
+scene::Scene floorScene(float halfSize) {
+  scene::Scene scene;
+  scene::TriangleMesh floor;
+  floor.positions = {
+      {-halfSize, 0, -halfSize}, {halfSize, 0, -halfSize}, {halfSize, 0, halfSize}, {-halfSize, 0, halfSize}};
+  floor.normals.assign(4, glm::vec3(0, 1, 0));
+  floor.triangles = {{0, 2, 1}, {0, 3, 2}};
+  floor.triangleMaterials = {0, 0};
+  scene.meshes.push_back(floor);
+  scene.instances.push_back({0, glm::mat4(1.0f)});
+  scene.materials.push_back(scene::Material{});
+  scene.finalize();
+  return scene;
+}
+
 }  // namespace
 
 TEST_CASE("hemicube faces cover the hemisphere: their pixels' solid angles sum to 2π (4π for a cube)", "[bake]") {
@@ -65,17 +81,7 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
   // floor's edges appear in the side faces at b = d/L = 3/16, a row boundary at H = 64, so the
   // rasterised coverage has no partial rows.
   const float halfSize = 16.0f / 3.0f;
-  scene::Scene scene;
-  scene::TriangleMesh floor;
-  floor.positions = {
-      {-halfSize, 0, -halfSize}, {halfSize, 0, -halfSize}, {halfSize, 0, halfSize}, {-halfSize, 0, halfSize}};
-  floor.normals.assign(4, glm::vec3(0, 1, 0));
-  floor.triangles = {{0, 2, 1}, {0, 3, 2}};
-  floor.triangleMaterials = {0, 0};
-  scene.meshes.push_back(floor);
-  scene.instances.push_back({0, glm::mat4(1.0f)});
-  scene.materials.push_back(scene::Material{});
-  scene.finalize();
+  const scene::Scene scene = floorScene(halfSize);
   const gpu::SceneRenderer renderer(scene);
   gpu::HemicubeRenderer hemicubes(renderer, scene, 64);
   gpu::HemicubeSource source;
@@ -133,16 +139,7 @@ TEST_CASE("a hemicube reads no texel an earlier draw left as covered, also when 
   test::glContext();
   // A floor, a VPL above it looking down (its front face all floor) and one looking up (nothing above its tangent
   // plane: every texel uncovered). The colour targets are not cleared between draws (gpu/hemicube.hpp).
-  scene::Scene scene;
-  scene::TriangleMesh floor;
-  floor.positions = {{-8, 0, -8}, {8, 0, -8}, {8, 0, 8}, {-8, 0, 8}};
-  floor.normals.assign(4, glm::vec3(0, 1, 0));
-  floor.triangles = {{0, 2, 1}, {0, 3, 2}};
-  floor.triangleMaterials = {0, 0};
-  scene.meshes.push_back(floor);
-  scene.instances.push_back({0, glm::mat4(1.0f)});
-  scene.materials.push_back(scene::Material{});
-  scene.finalize();
+  const scene::Scene scene = floorScene(8.0f);
   const gpu::SceneRenderer renderer(scene);
   gpu::HemicubeSource down, up;
   down.position = up.position = {0.0f, 1.0f, 0.0f};
