@@ -150,3 +150,33 @@ TEST_CASE("direct light per layer: in the furnace every layer sees emitters all 
   CHECK(double(withinOnePercent) >= 0.95 * double(layers));
   CHECK(worst < 0.1);
 }
+
+TEST_CASE("direct light per layer: a ceiling around a lamp hung just below it, facing away, is dark and casts only "
+          "its probes",
+          "[ibrr][gpu][direct]") {
+  test::glContext();
+  // The ceiling z = 1 faces down (−z) and a lamp at z = 0.999 under it faces down too: every ceiling point lies
+  // behind the lamp's plane, so the lamp's emitting side sends it nothing, and no ray from it can find that side.
+  // Each of its points then costs one probe for the surface (layerSurfacePoint) and nothing else: no shadow ray
+  // (cosθy ≤ 0 for every light sample) and no cosine ray (nearAnEmitter is false behind an emitter's plane), so
+  // the pass casts at most 16 rays a layer. A point within one lamp edge that cast its 16 cosine rays would cost 17.
+  scene::Scene scene;
+  rays::test::addQuad(scene, {-0.5f, -0.5f, 1.0f}, {-0.5f, 0.5f, 1.0f}, {0.5f, 0.5f, 1.0f}, {0.5f, -0.5f, 1.0f},
+                      glm::vec3(0.5f), glm::vec3(0.0f), "ceiling");
+  rays::test::addQuad(scene, {-0.25f, -0.25f, 0.999f}, {-0.25f, 0.25f, 0.999f}, {0.25f, 0.25f, 0.999f},
+                      {0.25f, -0.25f, 0.999f}, glm::vec3(0.0f), glm::vec3(10.0f), "lamp");
+  scene.finalize();
+  REQUIRE(scene.emitters().size() == 2);
+  REQUIRE(scene.emitters()[0].normal.z < -0.999f);
+  bake::BakeOptions options = directOnlyBake();
+  options.ldcResolution = 64;
+  const bake::BakeResult baked = bake::bakeStore(scene, options);
+  const std::size_t layers = baked.store.layers().size();
+  double brightest = 0.0;
+  for (const PackedLayer& layer : baked.store.layers())
+    brightest = std::max({brightest, double(layer.r), double(layer.g), double(layer.b)});
+  INFO(layers << " layers, " << baked.stats.directRays << " rays, the brightest " << brightest);
+  CHECK(layers > 1000);
+  CHECK(brightest == 0.0);
+  CHECK(baked.stats.directRays <= std::uint64_t(options.directPoints) * layers);
+}

@@ -45,11 +45,14 @@ float misWeight(float lightPdf, float cosX, std::uint32_t lightSamples, std::uin
   return l * l + c * c > 0.0f ? l * l / (l * l + c * c) : 1.0f;
 }
 
-// True when x lies within one longest edge of an emissive triangle's centre: there its area samples meet
-// the 1/r² of cosθx cosθy / r² (a wall of the furnace, an emissive mesh beside a wall), and cosine rays carry the
-// light near x. Farther away the area samples alone are good, and the point casts no cosine ray.
+// True when x lies within one longest edge of an emissive triangle's centre, in front of its plane: there its
+// area samples meet the 1/r² of cosθx cosθy / r² (a wall of the furnace, an emissive mesh beside a wall), and
+// cosine rays carry the light near x. Farther away the area samples alone are good, and the point casts no cosine
+// ray; nor does a point behind the triangle's plane or in it (the ceiling around a lamp hung just below it), from
+// which no ray reaches the emitting side: its cosine rays found nothing, and kept the layer from stopping early.
 bool nearAnEmitter(const scene::Scene& scene, const glm::vec3& x) {
   for (const scene::EmissiveTriangle& t : scene.emitters()) {
+    if (!(glm::dot(x - t.v0, t.normal) > 0.0f)) continue;
     const glm::vec3 centre = (t.v0 + t.v1 + t.v2) / 3.0f;
     const float edge2 = std::max(
         {glm::dot(t.v1 - t.v0, t.v1 - t.v0), glm::dot(t.v2 - t.v1, t.v2 - t.v1), glm::dot(t.v0 - t.v2, t.v0 - t.v2)});
