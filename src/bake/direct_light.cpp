@@ -100,14 +100,20 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
       break;
   }
   // An emissive triangle: Σ_s w_s · L_e cosθx cosθy / r² · A / S over uniform points y_s on it (pdf 1/A), each
-  // MIS-weighted against the cosine rays that could have found the same point (misWeight). Where every sample
+  // MIS-weighted against the cosine rays that could have found the same point (misWeight). Where every shadow ray
   // reached the light (and no cosine ray shares the work), nothing of it is in shadow as far as they tell, and
   // the light's unshadowed integral in closed form, L_e·Ω⊥ (rays/projected_solid_angle.hpp), replaces their
-  // estimate of it: exact in the lit regions, so that their layers' points agree and stop at kFirstPoints.
+  // estimate of it: exact in the lit regions, so that their layers' points agree and stop at kFirstPoints. That
+  // holds as well where the triangle crosses the point's tangent plane (a box's side under a lamp that overhangs
+  // it): the samples below it cast no ray and the closed form clips that part off (also where all of them fell
+  // below: returning their estimate, 0, there would darken every such point by the chance of it). Where the geometric normal
+  // drops a sample that the shading normal keeps (smooth shading), the estimate stays: the closed form knows only
+  // the shading normal's horizon.
   const scene::EmissiveTriangle& emitter = scene.emitters()[local];
   const std::uint32_t stream = rays::hashCombine(layerStream, light);
   glm::vec3 sum(0.0f);
-  std::uint32_t reached = 0;
+  std::uint32_t traced = 0, reached = 0;  // shadow rays cast, and those that reached the light
+  bool belowGeometricHorizon = false;
   for (std::uint32_t s = 0; s < options.samplesPerLight; ++s) {
     const glm::vec2 b = rays::squareToTriangleBarycentrics(rays::sobolPair(k * options.samplesPerLight + s, stream, 0));
     const glm::vec3 y = b.x * emitter.v0 + b.y * emitter.v1 + (1.0f - b.x - b.y) * emitter.v2;
@@ -117,8 +123,13 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const glm::vec3 omega = toLight / std::sqrt(r2);
     const float cosX = glm::dot(x.shadingNormal, omega);
     const float cosY = -glm::dot(emitter.normal, omega);
-    if (!(cosX > 0.0f) || !(cosY > 0.0f) || glm::dot(x.geometricNormal, omega) <= 0.0f) continue;
+    if (!(cosX > 0.0f) || !(cosY > 0.0f)) continue;
+    if (glm::dot(x.geometricNormal, omega) <= 0.0f) {
+      belowGeometricHorizon = true;
+      continue;
+    }
     ++rays;
+    ++traced;
     const bool visible = embree.visibleLight(embree.offsetOrigin(x, toLight), y, emitter.normal);
     tally.add(visible);
     if (!visible) continue;
@@ -126,7 +137,8 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
     const float lightPdf = r2 / (emitter.area * cosY);  // solid angle, one uniform point on the triangle
     sum += glm::vec3(cosX * cosY / r2 * misWeight(lightPdf, cosX, options.samplesPerLight, cosineRays));
   }
-  if (cosineRays == 0 && reached == options.samplesPerLight)
+  const bool inFront = glm::dot(x.position - emitter.v0, emitter.normal) > 0.0f;  // Ω⊥ ignores which side emits
+  if (cosineRays == 0 && inFront && reached == traced && !belowGeometricHorizon)
     return emitter.radiance * rays::projectedSolidAngle(x.position, x.shadingNormal, emitter.v0, emitter.v1, emitter.v2);
   return emitter.radiance * sum * (emitter.area / float(options.samplesPerLight));
 }
