@@ -9,6 +9,7 @@
 
 #include <glm/gtc/constants.hpp>
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -21,9 +22,50 @@ constexpr std::uint32_t kDirectStream = 0x44495243U;  // "DIRC"
 constexpr std::uint32_t kCosineStream = 0xC05C05C0U;  // the cosine rays' set, beside the lights' (one per light)
 
 // The points every layer takes; a layer takes the rest of its points only where their shadow rays disagree or
-// their irradiances differ by more than kPointSpread of their mean.
+// their irradiances stray by more than kPointSpread of their mean from a plane across the pixel (planeMean).
 constexpr std::uint32_t kFirstPoints = 4;
 constexpr float kPointSpread = 0.02f;
+
+// The first points of a layer: where in its pixel each lies, (u, v) ∈ [0, 1)², and its irradiance.
+struct FirstPoints {
+  std::array<glm::vec2, kFirstPoints> jitter;
+  std::array<glm::vec3, kFirstPoints> irradiance;
+};
+
+// The mean over the pixel of an irradiance that is a plane across it, E(u, v) = a + b·(u − ½) + c·(v − ½): a, by
+// least squares on the first points, where each point's E_r + E_g + E_b lies within kPointSpread of their mean from
+// the fitted plane; nothing otherwise (a bend the plane misses, or points too near a line to tell). A plane, not
+// the points' mean, because a lit layer's points are exact (closed forms) and its light may change steeply but
+// evenly across the pixel (a wall just under a lamp's plane, where E grows with the depth below it): the plane's
+// centre is the exact mean there, which four points' mean is not. The mean of a = Σ_k w_k E_k, w_k the first
+// component of (XᵀX)⁻¹ x_k with rows x_k = (1, u_k − ½, v_k − ½).
+std::optional<glm::vec3> planeMean(const FirstPoints& points) {
+  glm::dmat3 normalMatrix(0.0);  // XᵀX, symmetric
+  std::array<glm::dvec3, kFirstPoints> rows;
+  for (std::uint32_t k = 0; k < kFirstPoints; ++k) {
+    rows[k] = glm::dvec3(1.0, double(points.jitter[k].x) - 0.5, double(points.jitter[k].y) - 0.5);
+    normalMatrix += glm::outerProduct(rows[k], rows[k]);
+  }
+  if (!(std::fabs(glm::determinant(normalMatrix)) > 1e-6)) return std::nullopt;
+  const glm::dmat3 inverse = glm::inverse(normalMatrix);
+  glm::dvec3 luminanceRhs(0.0);  // Xᵀ·L, L_k = E_r + E_g + E_b
+  double luminanceMean = 0.0;
+  for (std::uint32_t k = 0; k < kFirstPoints; ++k) {
+    const glm::vec3& e = points.irradiance[k];
+    const double luminance = double(e.x) + double(e.y) + double(e.z);
+    luminanceRhs += luminance * rows[k];
+    luminanceMean += luminance / kFirstPoints;
+  }
+  const glm::dvec3 plane = inverse * luminanceRhs;  // (a, b, c) of L
+  glm::dvec3 centre(0.0);
+  for (std::uint32_t k = 0; k < kFirstPoints; ++k) {
+    const glm::vec3& e = points.irradiance[k];
+    const double luminance = double(e.x) + double(e.y) + double(e.z);
+    if (std::fabs(luminance - glm::dot(plane, rows[k])) > kPointSpread * luminanceMean) return std::nullopt;
+    centre += (inverse * rows[k]).x * glm::dvec3(e);
+  }
+  return glm::vec3(centre);
+}
 
 // The shadow rays of a layer's points so far: how many reached their light and how many were blocked.
 struct ShadowTally {
@@ -186,14 +228,16 @@ glm::vec3 layerDirectLight(const rays::EmbreeScene& embree, const rays::LightSet
   std::uint32_t found = 0;
   ShadowTally tally;
   bool castCosineRays = false;
-  float pointMin = std::numeric_limits<float>::infinity(), pointMax = 0.0f;  // of the points' E_r + E_g + E_b
+  FirstPoints first;
   for (std::uint32_t k = 0; k < options.points; ++k) {
     // A layer whose first points all found its surface, cast no cosine rays, whose shadow rays all agree (no
-    // penumbra, no edge of the surface in the pixel) and whose points' irradiances lie within kPointSpread of
-    // their mean (the light barely changes across the pixel) stops there.
-    if (k == kFirstPoints && found == kFirstPoints && !castCosineRays && tally.agree() &&
-        pointMax - pointMin <= kPointSpread * (pointMax + pointMin) * 0.5f)
-      break;
+    // penumbra, no edge of the surface in the pixel) and whose points' irradiances lie on a plane across the
+    // pixel stops there, with the plane's mean.
+    if (k == kFirstPoints && found == kFirstPoints && !castCosineRays && tally.agree())
+      if (const std::optional<glm::vec3> mean = planeMean(first)) {
+        foundSurface = true;
+        return *mean;
+      }
     const glm::vec2 jitter = rays::sobolPair(k, stream, 0);
     const std::optional<rays::SurfacePoint> x = layerSurfacePoint(embree, store, pixel, layerIndex, jitter, rays);
     if (!x) continue;
@@ -206,9 +250,10 @@ glm::vec3 layerDirectLight(const rays::EmbreeScene& embree, const rays::LightSet
       point += lightIrradiance(embree, lights, light, *x, k, stream, cosineRays, options, rays, tally);
     if (cosineRays > 0) point += cosineSampledEmission(embree, lights, *x, k, stream, cosineRays, options, rays);
     sum += point;
-    const float total = point.x + point.y + point.z;
-    pointMin = std::min(pointMin, total);
-    pointMax = std::max(pointMax, total);
+    if (k < kFirstPoints) {
+      first.jitter[k] = jitter;
+      first.irradiance[k] = point;
+    }
   }
   foundSurface = found > 0;
   return found > 0 ? sum / float(found) : glm::vec3(0.0f);

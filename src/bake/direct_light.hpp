@@ -6,8 +6,9 @@
 //
 // estimated at `points` points jittered over the layer's pixel on its surface (layer_points.hpp) and averaged
 // over those that found it. A layer whose first 4 points all found the surface, cast no cosine rays, saw every
-// shadow ray agree (all reached or all blocked) and whose points' irradiances lie within 2% of their mean stops
-// at those 4: no penumbra or surface edge crosses its pixel and its light barely changes across it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
+// shadow ray agree (all reached or all blocked) and whose points' irradiances lie within 2% of their mean from a
+// plane across the pixel stops at those 4, with the plane's mean: no penumbra or surface edge crosses its pixel and
+// its light changes evenly across it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
 // points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
 // points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. A point near an
 // emissive triangle (within one longest edge of its centre) also casts 16 cosine rays, and the two
