@@ -12,7 +12,6 @@
 #include <array>
 #include <atomic>
 #include <cmath>
-#include <limits>
 #include <optional>
 
 namespace ibrr::bake {
@@ -148,9 +147,9 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
   // estimate of it: exact in the lit regions, so that their layers' points agree and stop at kFirstPoints. That
   // holds as well where the triangle crosses the point's tangent plane (a box's side under a lamp that overhangs
   // it): the samples below it cast no ray and the closed form clips that part off (also where all of them fell
-  // below: returning their estimate, 0, there would darken every such point by the chance of it). Where the geometric normal
-  // drops a sample that the shading normal keeps (smooth shading), the estimate stays: the closed form knows only
-  // the shading normal's horizon.
+  // below: returning their estimate, 0, there would darken every such point by the chance of it). Where the
+  // geometric normal drops a sample that the shading normal keeps (smooth shading), the estimate stays: the
+  // closed form knows only the shading normal's horizon.
   const scene::EmissiveTriangle& emitter = scene.emitters()[local];
   const std::uint32_t stream = rays::hashCombine(layerStream, light);
   glm::vec3 sum(0.0f);
@@ -181,7 +180,8 @@ glm::vec3 lightIrradiance(const rays::EmbreeScene& embree, const rays::LightSet&
   }
   const bool inFront = glm::dot(x.position - emitter.v0, emitter.normal) > 0.0f;  // Ω⊥ ignores which side emits
   if (cosineRays == 0 && inFront && reached == traced && !belowGeometricHorizon)
-    return emitter.radiance * rays::projectedSolidAngle(x.position, x.shadingNormal, emitter.v0, emitter.v1, emitter.v2);
+    return emitter.radiance *
+           rays::projectedSolidAngle(x.position, x.shadingNormal, emitter.v0, emitter.v1, emitter.v2);
   return emitter.radiance * sum * (emitter.area / float(options.samplesPerLight));
 }
 

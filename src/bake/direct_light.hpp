@@ -7,12 +7,13 @@
 // estimated at `points` points jittered over the layer's pixel on its surface (layer_points.hpp) and averaged
 // over those that found it. A layer whose first 4 points all found the surface, cast no cosine rays, saw every
 // shadow ray agree (all reached or all blocked) and whose points' irradiances lie within 2% of their mean from a
-// plane across the pixel stops at those 4, with the plane's mean: no penumbra or surface edge crosses its pixel and
-// its light changes evenly across it. Each emissive triangle takes `samplesPerLight` uniform points per layer point, the
-// points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the pixel's
-// points too); a point or spot light is evaluated exactly, with one shadow ray per layer point. A point near an
-// emissive triangle (within one longest edge of its centre) also casts 16 cosine rays, and the two
-// strategies are combined by multiple importance sampling (power heuristic). Emissive surfaces
+// plane across the pixel stops at those 4, with the plane's mean: no penumbra or surface edge crosses its pixel
+// and its light changes evenly across it. Each emissive triangle takes `samplesPerLight` uniform points per layer
+// point, the points·samplesPerLight of a layer one scrambled-Sobol set over the triangle (stratified across the
+// pixel's points too); where none of a point's shadow rays to it was blocked, its unshadowed light in closed form
+// replaces their estimate. A point or spot light is evaluated exactly, with one shadow ray per layer point. A
+// point near an emissive triangle (within one longest edge of its centre, in front of it) also casts 16 cosine
+// rays, and the two strategies are combined by multiple importance sampling (power heuristic). Emissive surfaces
 // are lights here exactly as in the reference path tracer (rays/light_set.hpp), and no geometry term is clamped,
 // so this replaces the hemicubes of the VPLs on the lights. Each layer draws its numbers from its own stream:
 // the result is the same byte for byte whatever the thread count.
