@@ -4,7 +4,8 @@
 # fails if any of them finds a crash, a leak, a timeout or an out-of-memory input. The CI step of
 # `./ibrr.sh test`; docs/testing.md ("Fuzzing") has the longer runs.
 #   tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [TARGET...]   (targets: all by default)
-# Crashing inputs are kept in BUILD_DIR/fuzz/artifacts, each run's log in BUILD_DIR/fuzz/logs.
+# Crashing inputs are kept in BUILD_DIR/fuzz/artifacts, each run's log in BUILD_DIR/fuzz/logs. A libFuzzer run
+# takes one core: IBRR_JOBS of them (default: all cores) run side by side, and their results print in target order.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,20 +31,42 @@ max_len() {
 export LSAN_OPTIONS="suppressions=$HERE/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
 OUT="$BUILD_DIR/fuzz"
-mkdir -p "$OUT/artifacts" "$OUT/logs"
-failed=()
+mkdir -p "$OUT/artifacts" "$OUT/logs" "$OUT/status"
+JOBS="${IBRR_JOBS:-$(nproc)}"
 for target in "${TARGETS[@]}"; do
-  binary="$OUT/fuzz_$target"
-  [ -x "$binary" ] || { echo "run_fuzzers.sh: $binary is missing; build the target ibrr_fuzzers" >&2; exit 1; }
-  corpus="$OUT/corpus/$target"
+  [ -x "$OUT/fuzz_$target" ] || { echo "run_fuzzers.sh: $OUT/fuzz_$target is missing; build the target ibrr_fuzzers" >&2; exit 1; }
+done
+
+# One target's run: its exit status goes to $OUT/status/<target>.
+run_target() {
+  local target="$1" corpus="$OUT/corpus/$1"
   rm -rf "$corpus"
   mkdir -p "$corpus"
   cp "$HERE/corpus/$target/"* "$corpus/"
-  options=(-max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -max_len="$(max_len "$target")"
-           -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-")
+  local options=(-max_total_time="$SECONDS_EACH" -rss_limit_mb=2048 -timeout=10 -max_len="$(max_len "$target")"
+                 -print_final_stats=1 -artifact_prefix="$OUT/artifacts/$target-")
   [ -f "$HERE/dict/$target.dict" ] && options+=(-dict="$HERE/dict/$target.dict")
+  local status=0
+  "$OUT/fuzz_$target" "${options[@]}" "$corpus" >"$OUT/logs/$target.log" 2>&1 || status=$?
+  echo "$status" >"$OUT/status/$target"
+}
+
+running=0
+for target in "${TARGETS[@]}"; do
+  rm -f "$OUT/status/$target"
+  if [ "$running" -ge "$JOBS" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run_target "$target" &
+  running=$((running + 1))
+done
+wait
+
+failed=()
+for target in "${TARGETS[@]}"; do
   log="$OUT/logs/$target.log"
-  if "$binary" "${options[@]}" "$corpus" >"$log" 2>&1; then
+  if [ "$(cat "$OUT/status/$target" 2>/dev/null || echo missing)" = 0 ]; then
     # The last status line: executions, coverage, corpus.
     summary="$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)"
     echo "fuzz_$target: ok ($SECONDS_EACH s) ${summary}"
