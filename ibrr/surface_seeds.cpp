@@ -10,8 +10,11 @@
 namespace ibrr {
 namespace {
 
-// Triangles per parallel task; fixed, so the output order does not depend on the thread count.
-constexpr std::size_t kTrianglesPerTask = 2048;
+// Triangles per parallel task: about kSeedTasks tasks, at most kMaxTrianglesPerTask triangles each, so that a scene
+// of a few large triangles (the Cornell box's 32, a wall of 65 K pixels each) spreads them over the threads too.
+// It depends on the triangle count alone, so the output order does not depend on the thread count.
+constexpr std::size_t kSeedTasks = 256;
+constexpr std::size_t kMaxTrianglesPerTask = 2048;
 // A triangle whose plane makes less than this |cos| with an LDI's axis projects onto a sliver of that LDI;
 // lifting a pixel point back onto it is ill-conditioned, and its samples go to another LDI anyway.
 constexpr float kMinProjectedCos = 0.05f;
@@ -122,11 +125,12 @@ void seedTriangle(const LdcFrame& frame, const SeedTriangle& tri, HemicubeSample
 }  // namespace
 
 void appendSurfaceSeeds(const LdcFrame& frame, std::span<const SeedTriangle> triangles, HemicubeSamples& out) {
-  const std::size_t tasks = (triangles.size() + kTrianglesPerTask - 1) / kTrianglesPerTask;
+  const std::size_t perTaskTriangles = std::clamp<std::size_t>(triangles.size() / kSeedTasks, 1, kMaxTrianglesPerTask);
+  const std::size_t tasks = (triangles.size() + perTaskTriangles - 1) / perTaskTriangles;
   std::vector<HemicubeSamples> perTask(tasks);
   tbb::parallel_for(std::size_t(0), tasks, [&](std::size_t task) {
-    const std::size_t end = std::min(triangles.size(), (task + 1) * kTrianglesPerTask);
-    for (std::size_t t = task * kTrianglesPerTask; t < end; ++t) seedTriangle(frame, triangles[t], perTask[task]);
+    const std::size_t end = std::min(triangles.size(), (task + 1) * perTaskTriangles);
+    for (std::size_t t = task * perTaskTriangles; t < end; ++t) seedTriangle(frame, triangles[t], perTask[task]);
   });
   std::size_t total = out.size();
   for (const HemicubeSamples& part : perTask) total += part.size();
