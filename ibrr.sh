@@ -114,9 +114,11 @@ case "$command" in
     install_web_packages
     build
     # The store reads untrusted files: its suite (file fuzzing included) runs under AddressSanitizer
-    # and UBSan first, in a build of its own; then the whole suite runs on the Release build.
+    # and UBSan first, in a build of its own; then the whole suite runs on the Release build. At -O1 with
+    # line tables only (-g1), as the sanitizers suggest: its build took 60 s instead of 110 s at -O2 -g.
     ASAN_DIR="${BUILD_DIR}-asan"
-    configure "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON
+    configure "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIBRR_SANITIZE=ON \
+      -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
     cmake --build "$ASAN_DIR" -j "$JOBS" --target ibrr_store_tests
     (cd "$ASAN_DIR" && ctest --output-on-failure -j "$JOBS" -R "^store:")
     # The loaders of untrusted files under libFuzzer (tests/fuzz), each for a short while on its committed

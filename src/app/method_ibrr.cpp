@@ -134,8 +134,8 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
       "vpl (the paper's: the VPLs on the lights render hemicubes) or rays (shadow rays to the lights from every "
       "store layer, unclamped; hemicubes only after a bounce); auto = rays");
   flags.option("--direct-points", b.directPoints,
-               "--direct rays: jittered points per store layer (a layer whose first 4 points agree, no penumbra and "
-               "under 2% apart, stops at 4)");
+               "--direct rays: jittered points per store layer (a layer whose first 4 points agree, no penumbra, "
+               "and lie within 2% of a plane across its pixel stops at 4)");
   flags.option("--direct-samples", b.directSamples,
                "--direct rays: shadow rays per point and emissive triangle (a point or spot light takes one)");
 }
