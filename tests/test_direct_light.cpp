@@ -36,39 +36,57 @@ struct LayerCheck {
   double worst = 0.0;
 };
 
-// Every layer of the plane z = 0 (facing +z) in pixels wholly inside |x|, |y| < `within`, against the mean of
-// `irradiance(x, y)` over its pixel (16 × 16 midpoints); layers where `skip(x, y)` at the pixel centre are left out.
-LayerCheck checkPlaneLayers(const LayeredDepthCube& store, float within, double tolerance,
-                            const std::function<double(double, double)>& irradiance,
-                            const std::function<bool(double, double)>& skip) {
+// Every layer of LDI `ldi` on the plane through the origin that faces along the LDI's axis, in the pixels that
+// `wanted(u0, v0)` accepts ((u0, v0) the pixel's low corner, in world units along the LDI's image axes), against
+// `pixelMean(u0, v0)`, the expected irradiance averaged over the pixel.
+LayerCheck checkAxisPlaneLayers(const LayeredDepthCube& store, int ldi, double tolerance,
+                                const std::function<bool(double, double)>& wanted,
+                                const std::function<double(double, double)>& pixelMean) {
   const LdcFrame& frame = store.frame();
-  const float size = frame.pixelSize();
-  LayerCheck result;
+  const double size = frame.pixelSize();
   const int resolution = frame.resolution();
+  LayerCheck result;
   for (int j = 0; j < resolution; ++j)
     for (int i = 0; i < resolution; ++i) {
-      const double x0 = frame.origin().x + double(i) * size, y0 = frame.origin().y + double(j) * size;
-      if (x0 < -within || y0 < -within || x0 + size > within || y0 + size > within) continue;
-      if (skip(x0 + 0.5 * size, y0 + 0.5 * size)) continue;
-      const std::uint32_t pixel = 2u * frame.pixelsPerLdi() + std::uint32_t(j * resolution + i);  // LDI z: (x, y)
+      const double u0 = frame.origin()[ldiAxisU(ldi)] + double(i) * size;
+      const double v0 = frame.origin()[ldiAxisV(ldi)] + double(j) * size;
+      if (!wanted(u0, v0)) continue;
+      const std::uint32_t pixel = std::uint32_t(ldi) * frame.pixelsPerLdi() + std::uint32_t(j * resolution + i);
       for (const PackedLayer& layer : store.pixelLayers(pixel)) {
-        if (octDecode(layer.normal).z < 0.999f || std::fabs(layer.d) > 1e-4f) continue;
-        double expected = 0.0;
-        constexpr int kSteps = 16;
-        for (int b = 0; b < kSteps; ++b)
-          for (int a = 0; a < kSteps; ++a)
-            expected += irradiance(x0 + (a + 0.5) * size / kSteps, y0 + (b + 0.5) * size / kSteps);
-        expected /= kSteps * kSteps;
+        if (octDecode(layer.normal)[ldi] < 0.999f || std::fabs(layer.d) > 1e-4f) continue;
+        const double expected = pixelMean(u0, v0);
         const double error = std::fabs(double(layer.r) - expected) / std::max(expected, 1e-12);
         ++result.checked;
         result.worst = std::max(result.worst, error);
         if (error > tolerance) {
           ++result.beyond;
-          std::printf("layer at %g,%g: %g against %g\n", x0, y0, double(layer.r), expected);
+          std::printf("layer at %g,%g: %g against %g\n", u0, v0, double(layer.r), expected);
         }
       }
     }
   return result;
+}
+
+// Every layer of the plane z = 0 (facing +z) in pixels wholly inside |x|, |y| < `within`, against the mean of
+// `irradiance(x, y)` over its pixel (16 × 16 midpoints); layers where `skip(x, y)` at the pixel centre are left out.
+LayerCheck checkPlaneLayers(const LayeredDepthCube& store, float within, double tolerance,
+                            const std::function<double(double, double)>& irradiance,
+                            const std::function<bool(double, double)>& skip) {
+  const double size = store.frame().pixelSize();
+  return checkAxisPlaneLayers(
+      store, 2, tolerance,  // LDI z: (x, y)
+      [&](double x0, double y0) {
+        return x0 >= -within && y0 >= -within && x0 + size <= within && y0 + size <= within &&
+               !skip(x0 + 0.5 * size, y0 + 0.5 * size);
+      },
+      [&](double x0, double y0) {
+        constexpr int kSteps = 16;
+        double sum = 0.0;
+        for (int b = 0; b < kSteps; ++b)
+          for (int a = 0; a < kSteps; ++a)
+            sum += irradiance(x0 + (a + 0.5) * size / kSteps, y0 + (b + 0.5) * size / kSteps);
+        return sum / (kSteps * kSteps);
+      });
 }
 
 }  // namespace
@@ -219,25 +237,16 @@ struct WallUnderLamp {
 
   // Every layer of the wall's front in pixels wholly inside |y| < 0.9, −0.9 < z < zMax, against irradiance().
   LayerCheck check(const LayeredDepthCube& store, double zMax) const {
-    const LdcFrame& frame = store.frame();
-    const double size = frame.pixelSize(), gauss = 0.5 / std::sqrt(3.0);
-    LayerCheck result;
-    for (int j = 0; j < frame.resolution(); ++j)
-      for (int i = 0; i < frame.resolution(); ++i) {
-        const double ya = frame.origin().y + i * size, za = frame.origin().z + j * size;  // LDI x: (y, z)
-        if (ya < -0.9 || ya + size > 0.9 || za < -0.9 || za + size > zMax) continue;
-        for (const PackedLayer& layer : store.pixelLayers(std::uint32_t(j * frame.resolution() + i))) {
-          if (octDecode(layer.normal).x < 0.999f || std::fabs(layer.d) > 1e-4f) continue;
-          double expected = 0.0;
+    const double size = store.frame().pixelSize(), gauss = 0.5 / std::sqrt(3.0);
+    return checkAxisPlaneLayers(
+        store, 0, 0.01,  // LDI x: (y, z)
+        [&](double y0, double z0) { return y0 >= -0.9 && y0 + size <= 0.9 && z0 >= -0.9 && z0 + size <= zMax; },
+        [&](double y0, double z0) {
+          double sum = 0.0;
           for (const double a : {0.5 - gauss, 0.5 + gauss})
-            for (const double b : {0.5 - gauss, 0.5 + gauss}) expected += 0.25 * irradiance(ya + a * size, za + b * size);
-          const double error = std::fabs(double(layer.r) - expected) / expected;
-          ++result.checked;
-          result.worst = std::max(result.worst, error);
-          if (error > 0.01) ++result.beyond;
-        }
-      }
-    return result;
+            for (const double b : {0.5 - gauss, 0.5 + gauss}) sum += irradiance(y0 + a * size, z0 + b * size);
+          return 0.25 * sum;
+        });
   }
 };
 
