@@ -1,6 +1,7 @@
 // IBRR end to end on the GPU: bake a store from VPL hemicubes, reconstruct views from it.
 #include "bake/bake.hpp"
 #include "display/gbuffer.hpp"
+#include "display/ibrr_bench.hpp"
 #include "display/ibrr_reconstruction.hpp"
 #include "gpu/hemicube.hpp"
 #include "ibrr/store_file.hpp"
@@ -8,6 +9,7 @@
 #include "scene/load.hpp"
 #include "store/store_agreement.hpp"
 #include "test_support.hpp"
+#include "util/progress.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -132,6 +134,23 @@ TEST_CASE("a hemicube over a plane returns the analytic geometry term", "[bake][
               Approx(1.0f / std::sqrt(r2) / (4.0f * glm::pi<float>() * r2)).epsilon(1e-4));
       }
   CHECK(pointSolidAngle == Approx(4.0 * std::asin(side2 / (side2 + 4.0))).epsilon(2e-3));
+}
+
+TEST_CASE("the benchmark's hemicubes alone stop at Ctrl-C, for either warp", "[bake][gpu]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions options;
+  options.paths = 8;
+  options.indirectHemicubeResolution = 8;
+  const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
+  REQUIRE(vpls.vpls.size() > vpls.countPerBounce.at(0));  // some VPLs after a bounce: hemicubes to render
+  CHECK(display::hemicubeRenderOnlySeconds(scene, vpls, options, bake::WarpDevice::Cpu) > 0.0);
+  struct ClearInterrupt {
+    ~ClearInterrupt() { setInterruptRequested(false); }
+  } clearAtEnd;
+  setInterruptRequested(true);
+  CHECK_THROWS_AS(display::hemicubeRenderOnlySeconds(scene, vpls, options, bake::WarpDevice::Cpu), Interrupted);
+  CHECK_THROWS_AS(display::hemicubeRenderOnlySeconds(scene, vpls, options, bake::WarpDevice::Gpu), Interrupted);
 }
 
 TEST_CASE("a hemicube reads no texel an earlier draw left as covered, also when the coverage marks start over",

@@ -8,6 +8,7 @@
 #include "scene/load.hpp"
 #include "scene/mesh_import.hpp"
 #include "util/log.hpp"
+#include "util/progress.hpp"
 #include "util/stopwatch.hpp"
 
 #include <glm/gtc/matrix_transform.hpp>
@@ -21,35 +22,6 @@ namespace ibrr::display {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Renders every hemicube the bake renders, with no warp: the floor under the bake's wall time. For the CPU warp
-// each hemicube is read back, as that warp needs; for the GPU warp they are drawn into the atlas's slots in turn,
-// as that warp's batches are, and waited for once.
-double hemicubeRenderOnlySeconds(const scene::Scene& scene, const bake::BakeOptions& options, bake::WarpDevice warp) {
-  const rays::VplSet vpls = bake::generateBakeVpls(scene, options);
-  const gpu::SceneRenderer renderer(scene);
-  const int maxResolution = bake::renderedHemicubeResolution(vpls, options);
-  const int levels = bake::indirectLevelResolution(options) != options.ldcResolution ? 2 : 1;
-  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, levels) : 1;
-  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
-  gpu::HemicubeCapture capture;
-  glFinish();
-  const Stopwatch renderTime;
-  int slot = 0;
-  for (const rays::Vpl& vpl : vpls.vpls) {
-    if (!bake::rendersHemicube(vpl, options)) continue;
-    const gpu::HemicubeSource source = bake::hemicubeSourceFor(vpl, scene);
-    const int resolution = bake::hemicubeResolutionFor(vpl, options);
-    if (warp == bake::WarpDevice::Gpu) {
-      hemicubes.draw(source, resolution, capture, slot);
-      slot = (slot + 1) % slots;
-    } else {
-      hemicubes.render(source, resolution, capture);
-    }
-  }
-  glFinish();
-  return renderTime.seconds();
-}
 
 // The bake with each warp (CPU: read back, TBB; GPU: a compute pass, no readback), against rendering the same
 // hemicubes alone. Insertion figures: hemicubes per second of the bake's wall time, and LDI pixel writes
@@ -78,7 +50,7 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
       withWarp.warp = warp;
       if (warp == bake::WarpDevice::Gpu && softwareRenderer)
         withWarp.paths = std::min(withWarp.paths, kSoftwareGpuWarpPaths);
-      const double renderOnly = hemicubeRenderOnlySeconds(scene, withWarp, warp);
+      const double renderOnly = hemicubeRenderOnlySeconds(scene, bake::generateBakeVpls(scene, withWarp), withWarp, warp);
       const bake::BakeResult result = bake::bakeStore(scene, withWarp);
       const bake::BakeStats& s = result.stats;
       const StoreStats store = result.store.stats();
@@ -328,6 +300,33 @@ void benchGeometryIndependence(const fs::path& shared, bool quick, std::ostream&
 }
 
 }  // namespace
+
+double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& vpls, const bake::BakeOptions& options,
+                                 bake::WarpDevice warp) {
+  const gpu::SceneRenderer renderer(scene);
+  const int maxResolution = bake::renderedHemicubeResolution(vpls, options);
+  const int levels = bake::indirectLevelResolution(options) != options.ldcResolution ? 2 : 1;
+  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, levels) : 1;
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
+  gpu::HemicubeCapture capture;
+  glFinish();
+  const Stopwatch renderTime;
+  int slot = 0;
+  for (const rays::Vpl& vpl : vpls.vpls) {
+    throwIfInterrupted();  // the conference room's 4,096 paths render for minutes
+    if (!bake::rendersHemicube(vpl, options)) continue;
+    const gpu::HemicubeSource source = bake::hemicubeSourceFor(vpl, scene);
+    const int resolution = bake::hemicubeResolutionFor(vpl, options);
+    if (warp == bake::WarpDevice::Gpu) {
+      hemicubes.draw(source, resolution, capture, slot);
+      slot = (slot + 1) % slots;
+    } else {
+      hemicubes.render(source, resolution, capture);
+    }
+  }
+  glFinish();
+  return renderTime.seconds();
+}
 
 int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
   const auto context = gpu::createHeadlessContext();

@@ -6,6 +6,10 @@
 //     and 10,000 VPLs (view independence), and Keller's instant radiosity at 1,000 VPLs;
 //   - store bytes and layers per pixel against triangle count (bunny 948 → 69K and dragon
 //     202K → 871K triangles in the Cornell box) at a fixed R (geometry independence).
+#include "bake/bake.hpp"
+#include "rays/vpl.hpp"
+#include "scene/scene.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -19,6 +23,13 @@ struct IbrrBenchOptions {
   bool bake = true, insertion = true, display = true, geometry = true;  // which sections to run
   std::optional<std::uint32_t> bakePaths;  // the bake section's light paths (else 1,024 / 32)
 };
+
+// Renders every hemicube that a bake with `options` renders for `vpls` (bake::generateBakeVpls), with no warp, and
+// returns the seconds: the floor under the bake's wall time. For the CPU warp each hemicube is read back, as that warp needs; for the GPU warp they are drawn
+// into the atlas's slots in turn, as that warp's batches are, and waited for once. Needs a current context; stops
+// at an interrupt (throws ibrr::Interrupted).
+double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& vpls, const bake::BakeOptions& options,
+                                 bake::WarpDevice warp);
 
 // Needs no current context (it creates a headless one). Returns 0.
 int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out);
