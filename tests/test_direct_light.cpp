@@ -235,6 +235,13 @@ struct WallUnderLamp {
     return double(radiance.r) * sum * dx * dy;
   }
 
+  // The direct light alone at R = 64 (a wall pixel 0.032 high).
+  bake::BakeResult bake() const {
+    bake::BakeOptions options = directOnlyBake();
+    options.ldcResolution = 64;
+    return bake::bakeStore(scene(), options);
+  }
+
   // Every layer of the wall's front in pixels wholly inside |y| < 0.9, −0.9 < z < zMax, against irradiance().
   LayerCheck check(const LayeredDepthCube& store, double zMax) const {
     const double size = store.frame().pixelSize(), gauss = 0.5 / std::sqrt(3.0);
@@ -261,11 +268,8 @@ TEST_CASE("direct light per layer: a wall under a lamp that overhangs it takes t
   // blocked; the estimate of the few area samples above the horizon missed 1% at most layers, and returning it
   // where none was above darkened them all by ~7%.
   const WallUnderLamp setup{-0.25f, 0.25f, -0.2f, 0.2f, 1.0f, 0.9f};
-  const scene::Scene scene = setup.scene();
-  REQUIRE(scene.emitters()[0].normal.z < -0.999f);
-  bake::BakeOptions options = directOnlyBake();
-  options.ldcResolution = 64;
-  const bake::BakeResult baked = bake::bakeStore(scene, options);
+  REQUIRE(setup.scene().emitters()[0].normal.z < -0.999f);
+  const bake::BakeResult baked = setup.bake();
   const LayerCheck check = setup.check(baked.store, 0.3);
   INFO(check.checked << " layers, " << check.beyond << " beyond 1%, worst " << check.worst);
   CHECK(check.checked > 2000);
@@ -283,10 +287,7 @@ TEST_CASE("direct light per layer: a wall whose light grows evenly across its pi
   // (2 triangles, 2 samples each), 20 rays. Asking the 4 points to lie within 2% of their mean instead sent most
   // layers to all 16 points, 80 rays; the wall's edge pixels, whose points miss the wall, take 16 either way.
   const WallUnderLamp setup{0.5f, 0.6f, -0.05f, 0.05f, 1.0f, 0.99f};
-  const scene::Scene scene = setup.scene();
-  bake::BakeOptions options = directOnlyBake();
-  options.ldcResolution = 64;
-  const bake::BakeResult baked = bake::bakeStore(scene, options);
+  const bake::BakeResult baked = setup.bake();
   const LayerCheck check = setup.check(baked.store, 0.95);
   const std::size_t layers = baked.store.layers().size();
   INFO(check.checked << " layers, " << check.beyond << " beyond 1%, worst " << check.worst << "; "
