@@ -239,7 +239,8 @@ void IbrrBake::run(const BakeRun& run) {
                 ": the scene has no emitters or lights to bake; add an emissive material "
                 "(Ke) or a light to the manifest");
   bake::checkBakeMemory(scene, settings);  // before the GPU starts
-  const auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, cluster.localRank());
+  const auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, cluster.localRank(),
+                                                    bake::bakeSoftwareRaster());
   info("baking " + scene.sourcePath.string() + " (" + std::to_string(scene.triangleCount()) + " triangles) on " +
        context->info().renderer);
   if (cluster.distributed()) return runDistributedBake(cluster, scene, settings, run.output);

@@ -313,6 +313,14 @@ WarpDevice resolveWarpDevice(WarpDevice requested) {
   return requested == WarpDevice::Automatic ? WarpDevice::Cpu : requested;
 }
 
+gpu::SoftwareRaster bakeSoftwareRaster() {
+  // The GL thread renders while the warp's TBB tasks (CpuWarp) keep the other cores busy. On two cores llvmpipe's
+  // own raster threads only hand each hemicube back and forth between them: rasterising on the GL thread took the
+  // Cornell bake from 4.62–4.82 s to 4.29–4.34 s, the same user time and half the system time (docs/benchmarks.md).
+  // With more cores its threads rasterise beside the warp, and keep their default.
+  return tbb::info::default_concurrency() <= 2 ? gpu::SoftwareRaster::CallingThread : gpu::SoftwareRaster::OwnThreads;
+}
+
 namespace {
 // The GPU warp matches the CPU warp on llvmpipe; on a hardware GPU the batched warp is not yet measured against it
 // (docs/ibrr.md, "The GPU warp").

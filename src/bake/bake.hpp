@@ -4,6 +4,7 @@
 // depth cube with its value Φ·g, its footprint and its normal. The GL thread renders hemicube k+1
 // while TBB warps batch k, so the rasteriser and the CPU work at the same time.
 #include "bake/bias_compensation.hpp"
+#include "gpu/context.hpp"
 #include "gpu/hemicube.hpp"
 #include "ibrr/ldc.hpp"
 #include "ibrr/ldc_builder.hpp"
@@ -153,6 +154,9 @@ struct BakeResult {
 
 // The device options.warp resolves to on the current GL context.
 WarpDevice resolveWarpDevice(WarpDevice requested);
+// Where llvmpipe should rasterise a bake's hemicubes (the context the bake command makes): on the GL thread where
+// the process has two cores or fewer, else on llvmpipe's own threads.
+gpu::SoftwareRaster bakeSoftwareRaster();
 const char* warpDeviceName(WarpDevice warp);                       // "cpu", "gpu" or "auto"
 std::optional<WarpDevice> parseWarpDevice(std::string_view name);  // the inverse; nullopt for another name
 const char* directLightName(DirectLight direct);                       // "vpl" or "rays"

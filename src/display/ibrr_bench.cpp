@@ -329,7 +329,10 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& 
 }
 
 int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
-  const auto context = gpu::createHeadlessContext();
+  // The bakes run on a context as `ibrr bake` makes it (bake::bakeSoftwareRaster), the other sections on one as
+  // every other command does.
+  auto context = gpu::createHeadlessContext(gpu::HeadlessPlatform::Automatic, 0,
+                                            options.bake ? bake::bakeSoftwareRaster() : gpu::SoftwareRaster::OwnThreads);
   out << "GPU: " << context->info().summary() << "\n";
   const scene::Scene cornell = scene::loadScene(scene::builtinSceneFolder() / "cornell.json");
   // 1,024 paths rather than the default 4,096: the conference room would take ten minutes.
@@ -348,6 +351,8 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
     if (!options.quick && conferenceAvailable)
       benchBake("conference", scene::loadScene(conference), defaults, software, out);
+    context.reset();
+    context = gpu::createHeadlessContext();
   }
   if (options.insertion) {
     out << "CPU insertion (R = " << defaults.ldcResolution << " and its bounces' level):\n";

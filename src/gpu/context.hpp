@@ -54,11 +54,21 @@ enum class HeadlessPlatform {
   Surfaceless,  // EGL_MESA_platform_surfaceless only
 };
 
+// Where Mesa's llvmpipe rasterises a context's draws; a hardware GPU ignores it.
+enum class SoftwareRaster {
+  OwnThreads,     // llvmpipe's default: raster threads of its own, one a core
+  CallingThread,  // on the GL thread itself (LP_NUM_THREADS=0): for work that keeps every core busy beside the
+                  // rendering, where llvmpipe's threads only add hand-offs (the IBRR bake on two cores,
+                  // bake::bakeSoftwareRaster)
+};
+
 // A headless 4.5 core context, current on the calling thread. Throws GpuUnavailable with one line
 // saying what is missing. `hardwareDevice`: which hardware EGL device to try first (modulo their count), so that
-// the ranks of a distributed bake on one node each take their own GPU (cluster.hpp, localRank).
+// the ranks of a distributed bake on one node each take their own GPU (cluster.hpp, localRank). `raster` holds
+// for this context only; an LP_NUM_THREADS the user set wins over it.
 std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform = HeadlessPlatform::Automatic,
-                                               int hardwareDevice = 0);
+                                               int hardwareDevice = 0,
+                                               SoftwareRaster raster = SoftwareRaster::OwnThreads);
 
 class WindowContext : public Context {
 public:

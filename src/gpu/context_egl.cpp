@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdlib>
 #include <vector>
 
 namespace ibrr::gpu {
@@ -52,8 +53,27 @@ bool hasExtension(const char* list, const std::string& name) {
   return extensions.find(" " + name + " ") != std::string::npos;
 }
 
+// LP_NUM_THREADS=0 while a display is initialised, where `raster` asks for it and the user has not set the
+// variable: llvmpipe reads it when it creates the display's screen, so contexts made later keep their default.
+class ScopedSoftwareRaster {
+public:
+  explicit ScopedSoftwareRaster(SoftwareRaster raster)
+      : m_set(raster == SoftwareRaster::CallingThread && std::getenv("LP_NUM_THREADS") == nullptr) {
+    if (m_set) setenv("LP_NUM_THREADS", "0", 0);
+  }
+  ~ScopedSoftwareRaster() {
+    if (m_set) unsetenv("LP_NUM_THREADS");
+  }
+  ScopedSoftwareRaster(const ScopedSoftwareRaster&) = delete;
+  ScopedSoftwareRaster& operator=(const ScopedSoftwareRaster&) = delete;
+
+private:
+  bool m_set;
+};
+
 // Tries one display; returns a current 4.5 core context or nullptr (with the reason in `why`).
-std::unique_ptr<EglContext> tryDisplay(const Candidate& candidate, std::string& why) {
+std::unique_ptr<EglContext> tryDisplay(const Candidate& candidate, SoftwareRaster raster, std::string& why) {
+  const ScopedSoftwareRaster rasterThreads(raster);
   EGLDisplay display = eglGetPlatformDisplayEXT(candidate.platform, candidate.nativeDisplay, nullptr);
   if (display == EGL_NO_DISPLAY) {
     why = candidate.description + ": no display";
@@ -114,7 +134,7 @@ std::unique_ptr<EglContext> tryDisplay(const Candidate& candidate, std::string& 
 
 }  // namespace
 
-std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform, int hardwareDevice) {
+std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform, int hardwareDevice, SoftwareRaster raster) {
   if (!gladLoaderLoadEGL(EGL_NO_DISPLAY))
     throw GpuUnavailable("no usable GPU: libEGL could not be loaded (install libegl1 and libegl-mesa0)");
   const char* clientExtensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
@@ -147,7 +167,7 @@ std::unique_ptr<Context> createHeadlessContext(HeadlessPlatform platform, int ha
   std::string reasons;
   for (const Candidate& candidate : order) {
     std::string why;
-    if (auto context = tryDisplay(candidate, why)) {
+    if (auto context = tryDisplay(candidate, raster, why)) {
       ContextInfo& info = context->mutableInfo();
       info.vendor = reinterpret_cast<const char*>(glGetString(GL_VENDOR));
       info.renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
