@@ -107,28 +107,6 @@ BuildLayer layerOnPlaneOf(const glm::vec3& p, const glm::vec3& n, bool opened) {
   return layer;
 }
 
-// True when a box splat of the sample certainly covers its own pixel only: its half-extent along either image
-// axis is at most |e1| + |e2| ≤ kSplatCoverage·(s/2 + l/2)/pixel (splat.hpp), and a neighbouring pixel centre
-// lies at least 1 − |frac − ½| from the centre. The margin keeps the test conservative against float rounding
-// and the rasteriser's edge slack, so the fast path gives exactly what rasterising the splat would.
-inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, const glm::vec3& n,
-                                  const glm::vec3& hemicubeCentre, float area, const glm::vec2& centre) {
-  if (!(area > 0.0f)) return false;  // the general path handles degenerate footprints
-  // s/2 + l/2 = ½√A·(√cos θ + 1/√cos θ) ≥ √A, so the extent is at least kSplatCoverage·√A/pixel, and it must stay
-  // below 1: a footprint of 0.64 pixel areas or more (0.7 with room for rounding) spills.
-  if (area * frame.invPixelSize() * frame.invPixelSize() >= 0.7f) return false;
-  const glm::vec3 w = p - hemicubeCentre;
-  const float dist2 = glm::dot(w, w);
-  if (!(dist2 > 0.0f)) return false;
-  const float cosTheta = std::max(std::fabs(glm::dot(w, n)) / std::sqrt(dist2), kMinFootprintCos);
-  const float halfShort = 0.5f * std::sqrt(area * cosTheta);
-  const float extent = kSplatCoverage * frame.invPixelSize() * (halfShort + halfShort / cosTheta);
-  const float fx = centre.x - static_cast<float>(static_cast<int>(centre.x));  // centre ≥ 0: truncation = floor
-  const float fy = centre.y - static_cast<float>(static_cast<int>(centre.y));
-  const float room = 0.5f - std::max(std::fabs(fx - 0.5f), std::fabs(fy - 0.5f));  // to the nearest pixel edge
-  return extent * 1.01f + 1e-3f < room + 0.5f;
-}
-
 bool finite3(const glm::vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); }
 
 // One sample as the warp sees it: its plane, the LDI its normal selects and its place in that LDI's image.
@@ -459,6 +437,26 @@ struct InsertionPass {
   bool deferring = false;           // LdcBuilder::deferOpenedLayers
   std::uint64_t firstHemicube = 0;  // the bake's index of this call's first hemicube
 
+  // The runs of a box splat set up as `raster`, appended to `runs`, and its shape: every weight is 1, so W is the
+  // pixel count and each pixel's share of the sample's `area` is A/W.
+  static SplatShape boxSplat(const SplatRaster& raster, float area, RunList& runs) {
+    const std::size_t firstRun = runs.size();
+    std::uint32_t pixels = 0;
+    runs.makeRoom(2 * std::size_t(raster.j1 - raster.j0 + 1));  // rasterBoxRuns: one or two runs a row
+    rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
+      runs.push(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
+      pixels += static_cast<std::uint32_t>(iLast - iFirst + 1);
+    });
+    return SplatShape{area / static_cast<float>(pixels), pixels, std::uint32_t(runs.size() - firstRun)};
+  }
+
+  // The splat of a sample whose box splat covers its own pixel alone (boxCoversOwnPixelOnly): W = 1.
+  SplatShape ownPixelSplat(const WarpedSample& s, RunList& runs) const {
+    runs.makeRoom(1);
+    runs.push(PixelRun{std::int16_t(s.ownJ), std::int16_t(s.ownI), std::int16_t(s.ownI)});
+    return SplatShape{std::max(s.area, minArea), 1, 1};
+  }
+
   // Rasterises sample s's splat (a sample of the hemicube centred at `hemicubeCentre`): appends its runs of pixels
   // to `runs` and, for the Gaussian kernel, each pixel's share a = w·A/W of the sample's area to `shares`
   // (ldc_builder.hpp), W summed in the rasteriser's order; `weighted` is the Gaussian rasteriser's scratch.
@@ -469,22 +467,11 @@ struct InsertionPass {
     const glm::vec3& reach = s.reach;
     const float area = std::max(s.area, minArea);
     if (kernel == SplatKernel::Box && reach == glm::vec3(0.0f) &&
-        boxCoversOwnPixelOnly(frame, s.p, s.n, hemicubeCentre, s.area, s.centre)) {
-      // A box splat that reaches no neighbouring pixel centre: W = 1.
-      runs.push(PixelRun{std::int16_t(s.ownJ), std::int16_t(s.ownI), std::int16_t(s.ownI)});
-      return SplatShape{area, 1, 1};
-    }
+        boxCoversOwnPixelOnly(frame, s.p, s.n, hemicubeCentre, s.area, s.centre))
+      return ownPixelSplat(s, runs);
     const SplatFootprint fp = splatFootprint(frame, s.ldi, s.p, s.n, hemicubeCentre, std::max(s.area, 0.0f), reach);
     const SplatRaster raster = prepareSplat(fp, kernel, res);
-    if (kernel == SplatKernel::Box) {  // every weight is 1: W is the pixel count
-      std::uint32_t pixels = 0;
-      runs.makeRoom(2 * std::size_t(raster.j1 - raster.j0 + 1));  // rasterBoxRuns: one or two runs a row
-      rasterBoxRuns(raster, [&](int j, int iFirst, int iLast) {
-        runs.push(PixelRun{std::int16_t(j), std::int16_t(iFirst), std::int16_t(iLast)});
-        pixels += static_cast<std::uint32_t>(iLast - iFirst + 1);
-      });
-      return SplatShape{area / static_cast<float>(pixels), pixels, std::uint32_t(runs.size() - firstRun)};
-    }
+    if (kernel == SplatKernel::Box) return boxSplat(raster, area, runs);
     weighted.clear();
     float weightSum = 0.0f;
     rasterSplat(raster, kernel, [&](int i, int j, float w) {
@@ -541,6 +528,33 @@ struct InsertionPass {
     return ldi * bandsPerLdi + static_cast<int>((static_cast<std::uint64_t>(j) * bandRowInverse) >> 32);
   }
 
+  // The box splats of the warped samples in records first … first + 3 (scratch.order) set up at once; a sample with
+  // an edge reach, and the lanes past the last record, are left to splatSample (oneByOne).
+  BoxSplatsOfFour prepareFourBoxSplats(const glm::vec3& hemicubeCentre, const HemicubeScratch& scratch,
+                                       std::size_t first) const {
+    BoxSplatLanes lanes;
+    int withReach = 0;
+    for (int k = 0; k < 4; ++k) {
+      const std::size_t r = std::min(first + std::size_t(k), scratch.order.size() - 1);  // past the end: a copy
+      const WarpedSample& s = scratch.warped[scratch.order[r]];
+      lanes.px[k] = s.p.x;
+      lanes.py[k] = s.p.y;
+      lanes.pz[k] = s.p.z;
+      lanes.nx[k] = s.n.x;
+      lanes.ny[k] = s.n.y;
+      lanes.nz[k] = s.n.z;
+      lanes.area[k] = s.area;
+      lanes.centreX[k] = s.centre.x;
+      lanes.centreY[k] = s.centre.y;
+      lanes.ldi[k] = s.ldi;
+      if (s.reach != glm::vec3(0.0f)) withReach |= 1 << k;
+    }
+    BoxSplatsOfFour four = prepareBoxSplats(frame, hemicubeCentre, lanes);
+    four.oneByOne |= withReach;
+    four.ownPixelOnly &= ~withReach;
+    return four;
+  }
+
   // The parallel pass's first step for one hemicube (after seeding): its samples warped, ordered by the band of
   // their own pixel (a stable counting sort) and splatted into `out` in that order; then the records each band
   // reaches beyond its own.
@@ -567,12 +581,22 @@ struct InsertionPass {
     out.shares.clear();
     out.splats = 0;
     out.reachingStart.assign(bands + 2, 0);  // counts at [b + 2], so that the fill leaves reachingStart[b] at b's start
+    // In record order, so the runs lie in it; a box splat's set-up four samples at once (prepareBoxSplats).
+    BoxSplatsOfFour four;
     for (std::size_t r = 0; r < scratch.order.size(); ++r) {
       const WarpedSample& ws = scratch.warped[scratch.order[r]];
       SplatRecord& rec = out.records[r];
       rec.firstRun = static_cast<std::uint32_t>(out.runs.size());
       rec.firstShare = static_cast<std::uint32_t>(out.shares.size());
-      const SplatShape shape = splatSample(hc.centre, ws, out.runs, out.shares, scratch.splat.weighted);
+      const int lane = int(r % 4);
+      if (kernel == SplatKernel::Box && lane == 0) four = prepareFourBoxSplats(hc.centre, scratch, r);
+      SplatShape shape;
+      if (kernel != SplatKernel::Box || (four.oneByOne >> lane & 1))
+        shape = splatSample(hc.centre, ws, out.runs, out.shares, scratch.splat.weighted);
+      else if (four.ownPixelOnly >> lane & 1)
+        shape = ownPixelSplat(ws, out.runs);
+      else
+        shape = boxSplat(four.rasters[lane], std::max(ws.area, minArea), out.runs);
       rec.p = ws.p;
       rec.n = ws.n;
       rec.share = kernel == SplatKernel::Box ? ShareSums(ws.value, shape.boxShare) : ShareSums(ws.value, 1.0f);

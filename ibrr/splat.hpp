@@ -211,6 +211,190 @@ inline SplatRaster prepareSplat(const SplatFootprint& fp, SplatKernel kernel, in
   return r;
 }
 
+// True when a box splat of a sample with no edge reach (p, unit normal n, footprint `area` m², `centre` = p in
+// pixel coordinates) certainly covers its own pixel only: its half-extent along either image axis is at most
+// |e1| + |e2| ≤ kSplatCoverage·(s/2 + l/2)/pixel, and a neighbouring pixel centre lies at least 1 − |frac − ½| from
+// the centre. The margin keeps the test conservative against float rounding and the rasteriser's edge slack, so
+// this fast path gives exactly what rasterising the splat would.
+inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, const glm::vec3& n,
+                                  const glm::vec3& hemicubeCentre, float area, const glm::vec2& centre) {
+  if (!(area > 0.0f)) return false;  // the general path handles degenerate footprints
+  // s/2 + l/2 = ½√A·(√cos θ + 1/√cos θ) ≥ √A, so the extent is at least kSplatCoverage·√A/pixel, and it must stay
+  // below 1: a footprint of 0.64 pixel areas or more (0.7 with room for rounding) spills.
+  if (area * frame.invPixelSize() * frame.invPixelSize() >= 0.7f) return false;
+  const glm::vec3 w = p - hemicubeCentre;
+  const float dist2 = glm::dot(w, w);
+  if (!(dist2 > 0.0f)) return false;
+  const float cosTheta = std::max(std::fabs(glm::dot(w, n)) / std::sqrt(dist2), kMinFootprintCos);
+  const float halfShort = 0.5f * std::sqrt(area * cosTheta);
+  const float extent = kSplatCoverage * frame.invPixelSize() * (halfShort + halfShort / cosTheta);
+  const float fx = centre.x - static_cast<float>(static_cast<int>(centre.x));  // centre ≥ 0: truncation = floor
+  const float fy = centre.y - static_cast<float>(static_cast<int>(centre.y));
+  const float room = 0.5f - std::max(std::fabs(fx - 0.5f), std::fabs(fy - 0.5f));  // to the nearest pixel edge
+  return extent * 1.01f + 1e-3f < room + 0.5f;
+}
+
+#if defined(__SSE2__)
+// Four samples of one hemicube, lane by lane, for prepareBoxSplats: each one's point, unit normal, footprint
+// area (m²), p in pixel coordinates (LdcFrame::toPixel) and LDI. None has an edge reach.
+struct BoxSplatLanes {
+  alignas(16) float px[4], py[4], pz[4];
+  alignas(16) float nx[4], ny[4], nz[4];
+  alignas(16) float area[4];
+  alignas(16) float centreX[4], centreY[4];
+  alignas(16) std::int32_t ldi[4];
+};
+
+// What prepareBoxSplats gives for four samples: a bit a lane in each mask.
+struct BoxSplatsOfFour {
+  SplatRaster rasters[4];  // the lanes neither mask names: prepareSplat(splatFootprint(…), Box, R)
+  int ownPixelOnly = 0;    // boxCoversOwnPixelOnly holds: the splat is the own pixel alone (rasters[k] not set)
+  int oneByOne = 0;        // off the common path (below): set up with splatFootprint and prepareSplat alone
+};
+
+namespace detail {
+inline __m128 selectLanes(__m128 mask, __m128 a, __m128 b) { return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b)); }
+inline __m128 absLanes(__m128 x) { return _mm_and_ps(x, _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff))); }
+// (a·x + b·y) + c·z: glm::dot's order.
+inline __m128 dotLanes(__m128 ax, __m128 ay, __m128 az, __m128 bx, __m128 by, __m128 bz) {
+  return _mm_add_ps(_mm_add_ps(_mm_mul_ps(ax, bx), _mm_mul_ps(ay, by)), _mm_mul_ps(az, bz));
+}
+// glm::cross(a, b), component by component in its order.
+inline void crossLanes(__m128 ax, __m128 ay, __m128 az, __m128 bx, __m128 by, __m128 bz, __m128& x, __m128& y,
+                       __m128& z) {
+  x = _mm_sub_ps(_mm_mul_ps(ay, bz), _mm_mul_ps(by, az));
+  y = _mm_sub_ps(_mm_mul_ps(az, bx), _mm_mul_ps(bz, ax));
+  z = _mm_sub_ps(_mm_mul_ps(ax, by), _mm_mul_ps(bx, ay));
+}
+// The component of (x, y, z) along LDI axis u (or v), lane by lane: `ldi0`, `ldi1` mark the lanes of LDI 0 and 1.
+inline __m128 ldiComponent(__m128 ldi0, __m128 ldi1, __m128 of0, __m128 of1, __m128 of2) {
+  return selectLanes(ldi0, of0, selectLanes(ldi1, of1, of2));
+}
+}  // namespace detail
+
+// boxCoversOwnPixelOnly, splatFootprint and prepareSplat (box kernel) of four samples at once, in the same float
+// operations lane by lane (SSE2 rounds each as the scalar code does, and nothing is fused), so every result is
+// the scalar one bit for bit (tests/test_splat.cpp checks it; std::max(a, b) is _mm_max_ps(b, a), NaN and
+// signed zeros included). Batched because a sample's set-up is one long chain
+// of square roots and divisions: four in flight at once instead of one. Only the common path is taken here; a
+// lane off it (no footprint, the VPL at p, seen head-on, a half-edge past kMaxSplatHalfExtentPixels, a degenerate
+// box) is left to the scalar functions, which have its branches.
+inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& hemicubeCentre, const BoxSplatLanes& in) {
+  using namespace detail;
+  const __m128 px = _mm_load_ps(in.px), py = _mm_load_ps(in.py), pz = _mm_load_ps(in.pz);
+  const __m128 nx = _mm_load_ps(in.nx), ny = _mm_load_ps(in.ny), nz = _mm_load_ps(in.nz);
+  const __m128 area = _mm_load_ps(in.area), centreX = _mm_load_ps(in.centreX), centreY = _mm_load_ps(in.centreY);
+  const __m128 inv = _mm_set1_ps(frame.invPixelSize()), zero = _mm_setzero_ps(), half = _mm_set1_ps(0.5f);
+  const __m128 minCos = _mm_set1_ps(kMinFootprintCos), coverage = _mm_set1_ps(kSplatCoverage);
+  const __m128 wx = _mm_sub_ps(px, _mm_set1_ps(hemicubeCentre.x)), wy = _mm_sub_ps(py, _mm_set1_ps(hemicubeCentre.y)),
+               wz = _mm_sub_ps(pz, _mm_set1_ps(hemicubeCentre.z));
+  const __m128 dist2 = dotLanes(wx, wy, wz, wx, wy, wz);
+  const __m128 dist = _mm_sqrt_ps(dist2);
+  __m128 common = _mm_and_ps(_mm_cmpgt_ps(area, zero), _mm_cmpgt_ps(dist2, zero));
+
+  // boxCoversOwnPixelOnly.
+  const __m128 small = _mm_cmplt_ps(_mm_mul_ps(_mm_mul_ps(area, inv), inv), _mm_set1_ps(0.7f));
+  const __m128 cosOwn = _mm_max_ps(minCos, _mm_div_ps(absLanes(dotLanes(wx, wy, wz, nx, ny, nz)), dist));
+  const __m128 halfShortOwn = _mm_mul_ps(half, _mm_sqrt_ps(_mm_mul_ps(area, cosOwn)));
+  const __m128 extent =
+      _mm_mul_ps(_mm_mul_ps(coverage, inv), _mm_add_ps(halfShortOwn, _mm_div_ps(halfShortOwn, cosOwn)));
+  const __m128 fx = _mm_sub_ps(centreX, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreX)));
+  const __m128 fy = _mm_sub_ps(centreY, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreY)));
+  const __m128 room =
+      _mm_sub_ps(half, _mm_max_ps(absLanes(_mm_sub_ps(fy, half)), absLanes(_mm_sub_ps(fx, half))));
+  const __m128 ownOnly = _mm_and_ps(
+      _mm_and_ps(common, small),
+      _mm_cmplt_ps(_mm_add_ps(_mm_mul_ps(extent, _mm_set1_ps(1.01f)), _mm_set1_ps(1e-3f)), _mm_add_ps(room, half)));
+
+  // splatFootprint: the tilt frame t1 = n × ŵ, t2 = n × t1, and the half-edges in pixels.
+  const __m128 wnx = _mm_div_ps(wx, dist), wny = _mm_div_ps(wy, dist), wnz = _mm_div_ps(wz, dist);
+  const __m128 cosTheta = _mm_max_ps(minCos, absLanes(dotLanes(wnx, wny, wnz, nx, ny, nz)));
+  __m128 t1x, t1y, t1z, t2x, t2y, t2z;
+  crossLanes(nx, ny, nz, wnx, wny, wnz, t1x, t1y, t1z);
+  const __m128 t1len2 = dotLanes(t1x, t1y, t1z, t1x, t1y, t1z);
+  common = _mm_and_ps(common, _mm_cmpge_ps(t1len2, _mm_set1_ps(1e-12f)));  // not seen head-on
+  const __m128 t1len = _mm_sqrt_ps(t1len2);
+  t1x = _mm_div_ps(t1x, t1len);
+  t1y = _mm_div_ps(t1y, t1len);
+  t1z = _mm_div_ps(t1z, t1len);
+  crossLanes(nx, ny, nz, t1x, t1y, t1z, t2x, t2y, t2z);
+  const __m128 halfShort = _mm_mul_ps(half, _mm_sqrt_ps(_mm_mul_ps(area, cosTheta)));
+  const __m128 halfLong = _mm_div_ps(halfShort, cosTheta);
+  const __m128 k1 = _mm_mul_ps(_mm_mul_ps(coverage, halfShort), inv);
+  const __m128 k2 = _mm_mul_ps(_mm_mul_ps(coverage, halfLong), inv);
+  const __m128i ldi = _mm_load_si128(reinterpret_cast<const __m128i*>(in.ldi));
+  const __m128 ldi0 = _mm_castsi128_ps(_mm_cmpeq_epi32(ldi, _mm_setzero_si128()));
+  const __m128 ldi1 = _mm_castsi128_ps(_mm_cmpeq_epi32(ldi, _mm_set1_epi32(1)));
+  // u = y, z, x and v = z, x, y for LDIs 0, 1, 2 (ldiAxisU, ldiAxisV).
+  const __m128 e1x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1y, t1z, t1x), k1);
+  const __m128 e1y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1z, t1x, t1y), k1);
+  const __m128 e2x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2y, t2z, t2x), k2);
+  const __m128 e2y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2z, t2x, t2y), k2);
+  const __m128 maxLength2 = _mm_set1_ps(kMaxSplatHalfExtentPixels * kMaxSplatHalfExtentPixels);
+  common = _mm_and_ps(common, _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(e1x, e1x), _mm_mul_ps(e1y, e1y)), maxLength2));
+  common = _mm_and_ps(common, _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(e2x, e2x), _mm_mul_ps(e2y, e2y)), maxLength2));
+
+  // prepareSplat: the inverse of [e1 e2] and the pixel bounds.
+  const __m128 det = _mm_sub_ps(_mm_mul_ps(e1x, e2y), _mm_mul_ps(e2x, e1y));
+  common = _mm_and_ps(common, _mm_cmpgt_ps(absLanes(det), _mm_set1_ps(1e-12f)));
+  const __m128 invDet = _mm_div_ps(_mm_set1_ps(1.0f), det);
+  const __m128 signBit = _mm_castsi128_ps(_mm_set1_epi32(std::int32_t(0x80000000u)));
+  const __m128 m00 = _mm_mul_ps(e2y, invDet), m01 = _mm_mul_ps(_mm_xor_ps(e2x, signBit), invDet);
+  const __m128 m10 = _mm_mul_ps(_mm_xor_ps(e1y, signBit), invDet), m11 = _mm_mul_ps(e1x, invDet);
+  const __m128 tiny = _mm_set1_ps(1e-30f), one = _mm_set1_ps(1.0f);
+  const __m128 invM00 = _mm_and_ps(_mm_cmpgt_ps(absLanes(m00), tiny), _mm_div_ps(one, m00));
+  const __m128 invM10 = _mm_and_ps(_mm_cmpgt_ps(absLanes(m10), tiny), _mm_div_ps(one, m10));
+  const __m128 halfU = _mm_add_ps(absLanes(e1x), absLanes(e2x)), halfV = _mm_add_ps(absLanes(e1y), absLanes(e2y));
+  alignas(16) float lanes[10][4];
+  _mm_store_ps(lanes[0], m00);
+  _mm_store_ps(lanes[1], m01);
+  _mm_store_ps(lanes[2], m10);
+  _mm_store_ps(lanes[3], m11);
+  _mm_store_ps(lanes[4], invM00);
+  _mm_store_ps(lanes[5], invM10);
+  _mm_store_ps(lanes[6], _mm_sub_ps(_mm_sub_ps(centreX, halfU), half));  // the bounds' ends, as prepareSplat forms them
+  _mm_store_ps(lanes[7], _mm_sub_ps(_mm_add_ps(centreX, halfU), half));
+  _mm_store_ps(lanes[8], _mm_sub_ps(_mm_sub_ps(centreY, halfV), half));
+  _mm_store_ps(lanes[9], _mm_sub_ps(_mm_add_ps(centreY, halfV), half));
+  BoxSplatsOfFour out;
+  out.ownPixelOnly = _mm_movemask_ps(ownOnly);
+  out.oneByOne = ~_mm_movemask_ps(common) & 15 & ~out.ownPixelOnly;
+  const int resolution = frame.resolution();
+  for (int k = 0; k < 4; ++k) {
+    if ((out.ownPixelOnly | out.oneByOne) >> k & 1) continue;
+    SplatRaster& r = out.rasters[k];
+    r.centre = glm::vec2(in.centreX[k], in.centreY[k]);
+    const int ownI = std::min(static_cast<int>(in.centreX[k]), resolution - 1);
+    const int ownJ = std::min(static_cast<int>(in.centreY[k]), resolution - 1);
+    r.ownI = static_cast<std::int16_t>(ownI);
+    r.ownJ = static_cast<std::int16_t>(ownJ);
+    r.m00 = lanes[0][k];
+    r.m01 = lanes[1][k];
+    r.m10 = lanes[2][k];
+    r.m11 = lanes[3][k];
+    r.invM00 = lanes[4][k];
+    r.invM10 = lanes[5][k];
+    r.i0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(lanes[6][k])), ownI));
+    r.i1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(lanes[7][k])), ownI));
+    r.j0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(lanes[8][k])), ownJ));
+    r.j1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(lanes[9][k])), ownJ));
+  }
+  return out;
+}
+#else
+// Without SSE2 every lane is set up one by one.
+struct BoxSplatLanes {
+  float px[4], py[4], pz[4], nx[4], ny[4], nz[4], area[4], centreX[4], centreY[4];
+  std::int32_t ldi[4];
+};
+struct BoxSplatsOfFour {
+  SplatRaster rasters[4];
+  int ownPixelOnly = 0;
+  int oneByOne = 15;
+};
+inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame&, const glm::vec3&, const BoxSplatLanes&) { return {}; }
+#endif
+
 namespace detail {
 inline constexpr float kEdgeSlack = 1.0f + 1e-4f;  // pixel centres exactly on a shared edge go to both splats
 // The box kernel's test of the pixel centre at (dx, dy) from the splat's centre: (α, β) = M·(dx, dy) within

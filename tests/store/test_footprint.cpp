@@ -8,6 +8,7 @@
 #include <glm/gtc/constants.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace ibrr;
@@ -148,3 +149,73 @@ TEST_CASE("a 2x2 block that sees one plane merges into one sample carrying its p
   CHECK_FALSE(changed([](PixelSample& s) { s.edgeReach = glm::vec3(0.003f, 0.0f, 0.0f); }));  // beside an edge
   CHECK_FALSE(changed([](PixelSample& s) { s.valid = false; }));             // sees nothing the VPL lights
 }
+
+#if defined(__SSE2__)
+// prepareBoxSplats must be the scalar set-up four lanes at a time, bit for bit: the store stays byte-identical only
+// if every lane it sets up gives the raster prepareSplat(splatFootprint(…)) gives, and the own-pixel test agrees.
+TEST_CASE("four box splats set up at once equal the scalar set-up bit for bit", "[store][footprint]") {
+  LdcParams params;
+  params.bounds = {glm::vec3(0.0f), glm::vec3(1.0f)};
+  params.margin = 0.0f;
+  params.resolution = 32;  // the bounces' level of a bake at R = 256: samples of a few pixels
+  const LdcFrame frame(resolveParams(params));
+  const glm::vec3 vpl(0.5f, 0.95f, 0.4f);
+  std::uint32_t state = 12345u;
+  auto uniform = [&state] {  // a fixed LCG: the same lanes on every machine
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1u << 24);
+  };
+  int prepared = 0, ownOnly = 0, oneByOne = 0;
+  for (int group = 0; group < 4000; ++group) {
+    BoxSplatLanes lanes;
+    for (int k = 0; k < 4; ++k) {
+      const glm::vec3 p(0.02f + 0.96f * uniform(), 0.02f + 0.96f * uniform(), 0.02f + 0.96f * uniform());
+      glm::vec3 n = glm::normalize(glm::vec3(uniform() - 0.5f, uniform() - 0.5f, uniform() - 0.5f) + 1e-3f);
+      if (group % 97 == 0 && k == 0) n = glm::normalize(p - vpl);  // seen head-on
+      // Footprints from a hundredth of a pixel to past the half-edge clamp; a zero and a VPL-at-p lane now and then.
+      float area = std::pow(10.0f, -2.0f + 4.5f * uniform()) / (frame.invPixelSize() * frame.invPixelSize());
+      if (group % 89 == 0 && k == 1) area = 0.0f;
+      const glm::vec3 at = (group % 83 == 0 && k == 2) ? vpl : p;
+      const int ldi = dominantAxis(n);
+      const glm::vec2 centre = frame.toPixel(ldi, at);
+      lanes.px[k] = at.x, lanes.py[k] = at.y, lanes.pz[k] = at.z;
+      lanes.nx[k] = n.x, lanes.ny[k] = n.y, lanes.nz[k] = n.z;
+      lanes.area[k] = area;
+      lanes.centreX[k] = centre.x, lanes.centreY[k] = centre.y;
+      lanes.ldi[k] = ldi;
+    }
+    const BoxSplatsOfFour four = prepareBoxSplats(frame, vpl, lanes);
+    for (int k = 0; k < 4; ++k) {
+      const glm::vec3 p(lanes.px[k], lanes.py[k], lanes.pz[k]), n(lanes.nx[k], lanes.ny[k], lanes.nz[k]);
+      const glm::vec2 centre(lanes.centreX[k], lanes.centreY[k]);
+      const bool own = boxCoversOwnPixelOnly(frame, p, n, vpl, lanes.area[k], centre);
+      if (four.oneByOne >> k & 1) {
+        ++oneByOne;
+        continue;
+      }
+      CHECK(bool(four.ownPixelOnly >> k & 1) == own);
+      if (own) {
+        ++ownOnly;
+        continue;
+      }
+      ++prepared;
+      const SplatRaster expected =
+          prepareSplat(splatFootprint(frame, lanes.ldi[k], p, n, vpl, lanes.area[k]), SplatKernel::Box, 32);
+      const SplatRaster& got = four.rasters[k];
+      INFO("group " << group << " lane " << k);
+      REQUIRE_FALSE(expected.ownOnly);
+      CHECK(std::memcmp(&got.centre, &expected.centre, sizeof got.centre) == 0);
+      for (auto field : {&SplatRaster::m00, &SplatRaster::m01, &SplatRaster::m10, &SplatRaster::m11,
+                         &SplatRaster::invM00, &SplatRaster::invM10})
+        CHECK(std::memcmp(&(got.*field), &(expected.*field), sizeof(float)) == 0);
+      for (auto bound : {&SplatRaster::i0, &SplatRaster::i1, &SplatRaster::j0, &SplatRaster::j1, &SplatRaster::ownI,
+                         &SplatRaster::ownJ})
+        CHECK(got.*bound == expected.*bound);
+    }
+  }
+  // Every kind of lane was met: the common path most of all, the own-pixel one and the scalar one's rare cases.
+  CHECK(prepared > 8000);
+  CHECK(ownOnly > 100);
+  CHECK(oneByOne > 50);
+}
+#endif
