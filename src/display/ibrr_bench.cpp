@@ -351,8 +351,10 @@ int runIbrrBenchmark(const IbrrBenchOptions& options, std::ostream& out) {
     const fs::path conference = scene::builtinSceneFolder() / "conference.json";
     if (!options.quick && conferenceAvailable)
       benchBake("conference", scene::loadScene(conference), defaults, software, out);
-    context.reset();
-    context = gpu::createHeadlessContext();
+    if (options.insertion || options.display || options.geometry) {
+      context.reset();
+      context = gpu::createHeadlessContext();
+    }
   }
   if (options.insertion) {
     out << "CPU insertion (R = " << defaults.ldcResolution << " and its bounces' level):\n";
