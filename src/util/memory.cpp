@@ -3,10 +3,15 @@
 #include "util/error.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <gnu/libc-version.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +41,24 @@ std::optional<std::uint64_t> readNumberFile(const char* file) {
 std::atomic<const char*> g_phase{nullptr};
 
 }  // namespace
+
+void restartWithHugePageMalloc(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__)
+  constexpr const char* kTunables = "GLIBC_TUNABLES";
+  if (std::getenv(kTunables) != nullptr) return;  // set by the user, or by the start before this one
+  int major = 0, minor = 0;
+  if (std::sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 || (major == 2 && minor < 35))
+    return;  // the tunable came with glibc 2.35
+  std::ifstream mode("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string modes;
+  if (!std::getline(mode, modes) || modes.find("[madvise]") == std::string::npos) return;
+  if (setenv(kTunables, "glibc.malloc.hugetlb=1", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  unsetenv(kTunables);  // execv failed (no /proc): go on as started
+#else
+  (void)argv;
+#endif
+}
 
 std::optional<std::uint64_t> availableMemoryBytes() {
   std::optional<std::uint64_t> available = procKilobytes("/proc/meminfo", "MemAvailable");

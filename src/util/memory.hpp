@@ -13,6 +13,15 @@ namespace ibrr {
 // Nothing when none of them can be read.
 std::optional<std::uint64_t> availableMemoryBytes();
 
+// Starts the program again, once, with glibc's malloc asking the kernel for transparent huge pages (the tunable
+// glibc.malloc.hugetlb=1, which glibc reads only at start-up), where they help: on Linux with glibc 2.35 or later,
+// transparent huge pages set to "madvise" (with "always" malloc has them already) and GLIBC_TUNABLES unset (a user's
+// own setting stands; GLIBC_TUNABLES= turns this off). A bake touches a few hundred MiB of fresh memory, and each
+// 4 KiB page of it first costs a page fault: the default Cornell bake took about 57 K of them, 18 K with huge
+// pages, and 0.2 s less (docs/benchmarks.md). Call first in main(); returns (and the program goes on as it is) when
+// it does not apply or the program cannot be started again.
+void restartWithHugePageMalloc(char** argv);
+
 // "12.3 GiB"
 std::string formatGiB(std::uint64_t bytes);
 
