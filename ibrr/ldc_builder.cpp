@@ -53,7 +53,7 @@ struct BuildLayer {
 // A layer's running total: Σ over finished hemicubes of their area-weighted mean B_h = Σ a·E / Σ a, in double
 // precision so that shares of the hemicubes add to the same sums (ldc.hpp, LayerSums), and their count as a fourth
 // double (exact below 2⁵³), so that the parallel pass adds a hemicube's mean (x/w, y/w, z/w, w/w = 1) with two
-// vector additions (addMeanOf).
+// vector additions (meanOf, addMean).
 struct alignas(32) LayerTotal {
   double values[4] = {0.0, 0.0, 0.0, 0.0};  // Σ B_h per channel, then the count
   void add(const glm::vec3& mean) {
@@ -318,15 +318,27 @@ struct alignas(16) ShareSums {
   glm::vec3 mean() const { return areaValue() / area(); }  // B_h = Σ a·E / Σ a
 };
 
-// Adds the mean of a layer's sums of shares (Σ a > 0) to its total: LayerTotal::add(sums.mean()), the same float
-// divisions and double additions, four lanes at once with SSE2.
-inline void addMeanOf(const ShareSums& sums, LayerTotal& total) {
+// The mean of a layer's sums of shares (Σ a > 0), (B_h, 1) = (Σ a·E / Σ a, Σ a / Σ a): ShareSums::mean()'s float
+// divisions, four lanes at once with SSE2.
+inline ShareSums meanOf(const ShareSums& sums) {
+  ShareSums mean;
 #if defined(__SSE2__)
-  const __m128 mean = _mm_div_ps(sums.v, _mm_shuffle_ps(sums.v, sums.v, _MM_SHUFFLE(3, 3, 3, 3)));  // w/w = 1
-  _mm_store_pd(total.values, _mm_add_pd(_mm_load_pd(total.values), _mm_cvtps_pd(mean)));
-  _mm_store_pd(total.values + 2, _mm_add_pd(_mm_load_pd(total.values + 2), _mm_cvtps_pd(_mm_movehl_ps(mean, mean))));
+  mean.v = _mm_div_ps(sums.v, _mm_shuffle_ps(sums.v, sums.v, _MM_SHUFFLE(3, 3, 3, 3)));  // w/w = 1
 #else
-  total.add(sums.mean());
+  mean.v = glm::vec4(sums.mean(), 1.0f);
+#endif
+  return mean;
+}
+
+// Adds a hemicube's mean (meanOf) to a layer's total: LayerTotal::add, the same double additions, two lanes at once
+// with SSE2.
+inline void addMean(const ShareSums& mean, LayerTotal& total) {
+#if defined(__SSE2__)
+  _mm_store_pd(total.values, _mm_add_pd(_mm_load_pd(total.values), _mm_cvtps_pd(mean.v)));
+  _mm_store_pd(total.values + 2,
+               _mm_add_pd(_mm_load_pd(total.values + 2), _mm_cvtps_pd(_mm_movehl_ps(mean.v, mean.v))));
+#else
+  total.add(glm::vec3(mean.v));
 #endif
 }
 
@@ -367,6 +379,10 @@ struct HemicubeScratch {
   std::vector<WarpedSample> warped;
   std::vector<std::uint32_t> order;
   std::vector<std::uint32_t> next;
+  // The hemicube pass (InsertionPass::sumHemicube): the records whose splats reach beyond their own band, and
+  // their runs.
+  std::vector<SplatRecord> reaching;
+  RunList reachingRuns;
 };
 
 // The reached flags (BandSums::reached) that the hemicube means read at once, as one 64-bit word.
@@ -409,7 +425,18 @@ struct OwnPixelMiss {
   float area = 0.0f;          // a
 };
 
+// What one hemicube leaves after the hemicube pass (InsertionPass::sumHemicube): each layer it reached and the
+// hemicube's mean there, (B_h, 1), in layer order, to be added to the totals in hemicube order; its own-pixel shares
+// that no seeded layer took, in sample order; and its counts.
+struct HemicubeMeans {
+  std::vector<std::uint32_t> layers;
+  std::vector<ShareSums> means;
+  std::vector<OwnPixelMiss> misses;
+  std::uint64_t dropped = 0, splats = 0;
+};
+
 struct LdcBuilder::Scratch {
+  std::vector<HemicubeMeans> means;               // the hemicube pass: one a hemicube of the call
   std::vector<HemicubeSplats> splats;             // the group's hemicubes
   std::vector<std::vector<OwnPixelMiss>> misses;  // one list a band
   tbb::enumerable_thread_specific<HemicubeScratch> buffers;
@@ -528,15 +555,14 @@ struct InsertionPass {
     return ldi * bandsPerLdi + static_cast<int>((static_cast<std::uint64_t>(j) * bandRowInverse) >> 32);
   }
 
-  // The box splats of the warped samples in records first … first + 3 (scratch.order) set up at once; a sample with
-  // an edge reach, and the lanes past the last record, are left to splatSample (oneByOne).
-  BoxSplatsOfFour prepareFourBoxSplats(const glm::vec3& hemicubeCentre, const HemicubeScratch& scratch,
-                                       std::size_t first) const {
+  // The box splats of warped samples first … first + 3 of `count` (sampleAt(r) is sample r) set up at once; the
+  // lanes past the last sample repeat it.
+  template <class SampleAt>
+  BoxSplatsOfFour prepareFourBoxSplats(const glm::vec3& hemicubeCentre, std::size_t count, std::size_t first,
+                                       SampleAt&& sampleAt) const {
     BoxSplatLanes lanes;
-    int withReach = 0;
     for (int k = 0; k < 4; ++k) {
-      const std::size_t r = std::min(first + std::size_t(k), scratch.order.size() - 1);  // past the end: a copy
-      const WarpedSample& s = scratch.warped[scratch.order[r]];
+      const WarpedSample& s = sampleAt(std::min(first + std::size_t(k), count - 1));  // past the end: a copy
       lanes.px[k] = s.p.x;
       lanes.py[k] = s.p.y;
       lanes.pz[k] = s.p.z;
@@ -547,12 +573,42 @@ struct InsertionPass {
       lanes.centreX[k] = s.centre.x;
       lanes.centreY[k] = s.centre.y;
       lanes.ldi[k] = s.ldi;
-      if (s.reach != glm::vec3(0.0f)) withReach |= 1 << k;
+      lanes.reachX[k] = s.reach.x;
+      lanes.reachY[k] = s.reach.y;
+      lanes.reachZ[k] = s.reach.z;
     }
-    BoxSplatsOfFour four = prepareBoxSplats(frame, hemicubeCentre, lanes);
-    four.oneByOne |= withReach;
-    four.ownPixelOnly &= ~withReach;
-    return four;
+    return prepareBoxSplats(frame, hemicubeCentre, lanes);
+  }
+
+  // Warps every sample of hc into scratch.warped, in sample order; returns the samples dropped.
+  std::uint64_t warpHemicube(const HemicubeSampleView& hc, HemicubeScratch& scratch) const {
+    scratch.warped.clear();
+    WarpedSample s;
+    for (std::uint32_t k = 0; k < hc.size(); ++k)
+      if (warpSample(frame, hc, k, s)) scratch.warped.push_back(s);
+    return hc.size() - scratch.warped.size();
+  }
+
+  // The splat of warped sample ws, lane `lane` of the box splats set up four at a time (`four`), appended to runs
+  // (and shares, Gaussian kernel): set up alone where the lane is off the common path or the kernel is Gaussian.
+  SplatShape splatOf(const glm::vec3& hemicubeCentre, const WarpedSample& ws, const BoxSplatsOfFour& four, int lane,
+                     RunList& runs, std::vector<float>& shares, std::vector<glm::vec3>& weighted) const {
+    if (kernel != SplatKernel::Box || (four.oneByOne >> lane & 1))
+      return splatSample(hemicubeCentre, ws, runs, shares, weighted);
+    if (four.ownPixelOnly >> lane & 1) return ownPixelSplat(ws, runs);
+    return boxSplat(four.rasters[lane], std::max(ws.area, minArea), runs);
+  }
+
+  // A record's plane, share, pixel and run count from its warped sample and splat (not where its runs lie).
+  void fillRecord(SplatRecord& rec, const WarpedSample& ws, const SplatShape& shape) const {
+    rec.p = ws.p;
+    rec.n = ws.n;
+    rec.share = kernel == SplatKernel::Box ? ShareSums(ws.value, shape.boxShare) : ShareSums(ws.value, 1.0f);
+    rec.sample = ws.sample;
+    rec.runCount = static_cast<std::uint16_t>(shape.runs);
+    rec.ownI = static_cast<std::int16_t>(ws.ownI);
+    rec.ownJ = static_cast<std::int16_t>(ws.ownJ);
+    rec.ldi = static_cast<std::uint8_t>(ws.ldi);
   }
 
   // The parallel pass's first step for one hemicube (after seeding): its samples warped, ordered by the band of
@@ -560,15 +616,9 @@ struct InsertionPass {
   // reaches beyond its own.
   void splatHemicube(const HemicubeSampleView& hc, HemicubeScratch& scratch, HemicubeSplats& out) const {
     const auto bands = static_cast<std::size_t>(3 * bandsPerLdi);
-    scratch.warped.clear();
+    out.dropped = warpHemicube(hc, scratch);
     out.ownStart.assign(bands + 1, 0);
-    WarpedSample s;
-    for (std::uint32_t k = 0; k < hc.size(); ++k) {
-      if (!warpSample(frame, hc, k, s)) continue;
-      scratch.warped.push_back(s);
-      ++out.ownStart[std::size_t(bandOf(s.ldi, s.ownJ)) + 1];
-    }
-    out.dropped = hc.size() - scratch.warped.size();
+    for (const WarpedSample& s : scratch.warped) ++out.ownStart[std::size_t(bandOf(s.ldi, s.ownJ)) + 1];
     for (std::size_t b = 1; b <= bands; ++b) out.ownStart[b] += out.ownStart[b - 1];
     scratch.order.resize(scratch.warped.size());
     scratch.next.assign(out.ownStart.begin(), out.ownStart.end() - 1);
@@ -589,29 +639,18 @@ struct InsertionPass {
       rec.firstRun = static_cast<std::uint32_t>(out.runs.size());
       rec.firstShare = static_cast<std::uint32_t>(out.shares.size());
       const int lane = int(r % 4);
-      if (kernel == SplatKernel::Box && lane == 0) four = prepareFourBoxSplats(hc.centre, scratch, r);
-      SplatShape shape;
-      if (kernel != SplatKernel::Box || (four.oneByOne >> lane & 1))
-        shape = splatSample(hc.centre, ws, out.runs, out.shares, scratch.splat.weighted);
-      else if (four.ownPixelOnly >> lane & 1)
-        shape = ownPixelSplat(ws, out.runs);
-      else
-        shape = boxSplat(four.rasters[lane], std::max(ws.area, minArea), out.runs);
-      rec.p = ws.p;
-      rec.n = ws.n;
-      rec.share = kernel == SplatKernel::Box ? ShareSums(ws.value, shape.boxShare) : ShareSums(ws.value, 1.0f);
-      rec.sample = ws.sample;
-      rec.runCount = static_cast<std::uint16_t>(shape.runs);
-      rec.ownI = static_cast<std::int16_t>(ws.ownI);
-      rec.ownJ = static_cast<std::int16_t>(ws.ownJ);
-      rec.ldi = static_cast<std::uint8_t>(ws.ldi);
+      if (kernel == SplatKernel::Box && lane == 0)
+        four = prepareFourBoxSplats(hc.centre, scratch.order.size(), r,
+                                    [&](std::size_t k) -> const WarpedSample& { return scratch.warped[scratch.order[k]]; });
+      const SplatShape shape = splatOf(hc.centre, ws, four, lane, out.runs, out.shares, scratch.splat.weighted);
+      fillRecord(rec, ws, shape);
       out.splats += shape.pixels;
-      forEachReachedBand(rec, out, [&](int b) { ++out.reachingStart[std::size_t(b) + 2]; });
+      forEachReachedBand(rec, out.runs.data(), [&](int b) { ++out.reachingStart[std::size_t(b) + 2]; });
     }
     for (std::size_t b = 2; b < out.reachingStart.size(); ++b) out.reachingStart[b] += out.reachingStart[b - 1];
     out.reaching.resize(out.reachingStart.back());
     for (std::uint32_t r = 0; r < out.records.size(); ++r)
-      forEachReachedBand(out.records[r], out,
+      forEachReachedBand(out.records[r], out.runs.data(),
                          [&](int b) { out.reaching[out.reachingStart[std::size_t(b) + 1]++] = r; });
     out.reachingStart.pop_back();
   }
@@ -621,10 +660,10 @@ struct InsertionPass {
     return OwnPixelMiss{g, hemicube, rec.sample, rec.p, rec.n, add.areaValue(), add.area()};
   }
 
-  // Calls f(b) for every band other than its own that a record's rows reach.
+  // Calls f(b) for every band other than its own that a record's rows reach (its runs from allRuns[rec.firstRun]).
   template <class F>
-  void forEachReachedBand(const SplatRecord& rec, const HemicubeSplats& out, F&& f) const {
-    const PixelRun* const runs = out.runs.data() + rec.firstRun;
+  void forEachReachedBand(const SplatRecord& rec, const PixelRun* allRuns, F&& f) const {
+    const PixelRun* const runs = allRuns + rec.firstRun;
     const int own = bandOf(rec.ldi, rec.ownJ);
     for (int b = bandOf(rec.ldi, runs[0].j), last = bandOf(rec.ldi, runs[rec.runCount - 1].j); b <= last; ++b)
       if (b != own) f(b);
@@ -642,15 +681,16 @@ struct InsertionPass {
   };
 
   // Adds the shares of one record's pixels in the band's rows (kBox: every pixel takes rec.share; otherwise each
-  // its own, scaled from HemicubeSplats::shares), listing the record's own pixel in `misses` if it matched no
-  // seeded layer. `guess` is the slot the previous share took, tried first (below), and updated.
+  // its own, scaled from allShares, HemicubeSplats::shares), listing the record's own pixel in `misses` if it matched
+  // no seeded layer; its runs are allRuns[rec.firstRun …]. `guess` is the slot the previous share took, tried first
+  // (below), and updated.
   template <bool kBox>
-  void addRecordShares(const SplatRecord& rec, const HemicubeSplats& hs, std::uint32_t hemicube, const BandTarget& band,
-                       int& guess, std::vector<OwnPixelMiss>& misses) const {
+  void addRecordShares(const SplatRecord& rec, const PixelRun* allRuns, const float* allShares, std::uint32_t hemicube,
+                       const BandTarget& band, int& guess, std::vector<OwnPixelMiss>& misses) const {
     const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
-    const PixelRun* const runs = hs.runs.data() + rec.firstRun;
+    const PixelRun* const runs = allRuns + rec.firstRun;
     const std::uint32_t ownPixel = band.ldiBase + std::uint32_t(rec.ownJ * res + rec.ownI);
-    const float* shares = kBox ? nullptr : hs.shares.data() + rec.firstShare;  // the run's first pixel's
+    const float* shares = kBox ? nullptr : allShares + rec.firstShare;  // the run's first pixel's
     for (std::uint32_t r = 0; r < rec.runCount; ++r) {
       const PixelRun run = runs[r];
       if (run.j < band.jBegin || run.j >= band.jEnd) {
@@ -700,6 +740,17 @@ struct InsertionPass {
     return std::uint32_t(planes - band.pixelPlanes);
   }
 
+  // Adds the share of a record whose splat is its own pixel alone (ownPixelSplat) to the pixel, as addRecordShares
+  // would, or lists it in `misses`; `band` is the whole store's (firstLayer 0).
+  void addOwnPixelShare(const SplatRecord& rec, std::uint32_t hemicube, const BandTarget& band, int& guess,
+                        std::vector<OwnPixelMiss>& misses) const {
+    const std::uint32_t g = frame.globalPixel(rec.ldi, rec.ownI, rec.ownJ);
+    const SamplePlane plane(rec.p, rec.n, epsDistance, minCos);
+    const int slot = SlotMatches(band.pixelPlanes[g], plane).nearest(plane);  // -1 for more than four layers
+    if (slot >= 0) guess = slot;
+    addPixelShare(g, band.offsets[g], band.offsets[g + 1], slot, rec, rec.share, g, hemicube, band, misses);
+  }
+
   // Adds a record's share `add` to pixel g, whose layers are lo … hi: to the layer in `slot` of its four planes, or
   // for a pixel of more than four, to the nearest its whole list gives. A share of the record's own pixel that
   // matches none is listed in `misses`.
@@ -715,6 +766,13 @@ struct InsertionPass {
     addToLayer(std::uint32_t(layer) - band.firstLayer, add, band);
   }
 
+  // Points `band` at the rows of band `bandIndex`: their LDI and rows [jBegin, jEnd).
+  void setBandRows(BandTarget& band, int bandIndex) const {
+    band.jBegin = (bandIndex % bandsPerLdi) * bandRows;
+    band.jEnd = std::min(res, band.jBegin + bandRows);
+    band.ldiBase = static_cast<std::uint32_t>(bandIndex / bandsPerLdi) * frame.pixelsPerLdi();
+  }
+
   // Adds a share to the band's layer `local` (numbered from the band's first) and marks it reached.
   static void addToLayer(std::uint32_t local, const ShareSums& add, const BandTarget& band) {
     band.sums[local].add(add);
@@ -724,17 +782,40 @@ struct InsertionPass {
   // Each layer a hemicube reached adds the hemicube's mean, in layer order (so the totals are read front to back),
   // and its sums are cleared for the next.
   void addHemicubeMeans(const BandTarget& band, std::uint32_t reachedChunks) const {
-    ShareSums* const sums = band.sums;  // locals: the sums' stores could otherwise alias the pointers
     LayerTotal* const totals = store.totals.data() + band.firstLayer;
+    takeReached(band, reachedChunks, [&](std::uint32_t local, const ShareSums& sums) {
+      addMean(meanOf(sums), totals[local]);
+    });
+  }
+
+  // Calls take(local, sums) for each layer of the band that the hemicube reached, in layer order, and clears its
+  // sums and flag for the next hemicube.
+  template <class Take>
+  static void takeReached(const BandTarget& band, std::uint32_t reachedChunks, Take&& take) {
+    ShareSums* const sums = band.sums;  // locals: the sums' stores could otherwise alias the pointers
     for (std::uint32_t chunk = 0; chunk < reachedChunks; ++chunk) {
       std::uint8_t* const flags = band.reached + std::size_t(chunk) * kReachedChunk;
       for (std::uint64_t bits = reachedBits(flags); bits != 0; bits &= bits - 1) {
         const std::uint32_t local = kReachedChunk * chunk + std::uint32_t(__builtin_ctzll(bits));
-        addMeanOf(sums[local], totals[local]);
+        take(local, sums[local]);
         sums[local] = ShareSums();
       }
       std::memset(flags, 0, kReachedChunk);
     }
+  }
+
+  // Sizes a thread's sums for `layers` layers (zero, as after every hemicube) and points `band` at them: the
+  // band's layers from `firstLayer`, in chunks of reached flags (returned).
+  static std::uint32_t prepareSums(BandSums& scratch, std::uint32_t firstLayer, std::uint32_t layers,
+                                   BandTarget& band) {
+    const std::uint32_t reachedChunks = (layers + kReachedChunk - 1) / kReachedChunk;
+    if (scratch.sums.size() < layers) scratch.sums.assign(layers, ShareSums());
+    if (scratch.reached.size() < std::size_t(reachedChunks) * kReachedChunk)
+      scratch.reached.assign(std::size_t(reachedChunks) * kReachedChunk, 0);
+    band.sums = scratch.sums.data();
+    band.reached = scratch.reached.data();
+    band.firstLayer = firstLayer;
+    return reachedChunks;
   }
 
   // The parallel pass's second step for one band: every hemicube of the group in order, its records' shares in
@@ -747,29 +828,82 @@ struct InsertionPass {
                std::vector<OwnPixelMiss>& misses) const {
     const auto b = std::size_t(bandIndex);
     BandTarget band;
-    band.jBegin = (bandIndex % bandsPerLdi) * bandRows;
-    band.jEnd = std::min(res, band.jBegin + bandRows);
-    band.ldiBase = static_cast<std::uint32_t>(bandIndex / bandsPerLdi) * frame.pixelsPerLdi();
-    band.firstLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jBegin * res)];
+    setBandRows(band, bandIndex);
+    const std::uint32_t firstLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jBegin * res)];
     const std::uint32_t endLayer = store.seedOffsets[band.ldiBase + std::uint32_t(band.jEnd * res)];
-    const std::uint32_t bandLayers = endLayer - band.firstLayer;
-    const std::uint32_t reachedChunks = (bandLayers + kReachedChunk - 1) / kReachedChunk;
-    if (scratch.sums.size() < bandLayers) scratch.sums.assign(bandLayers, ShareSums());
-    if (scratch.reached.size() < std::size_t(reachedChunks) * kReachedChunk)
-      scratch.reached.assign(std::size_t(reachedChunks) * kReachedChunk, 0);
-    band.sums = scratch.sums.data();
-    band.reached = scratch.reached.data();
+    const std::uint32_t reachedChunks = prepareSums(scratch, firstLayer, endLayer - firstLayer, band);
     band.offsets = store.seedOffsets.data();
     band.pixelPlanes = store.pixelPlanes.data();
     int guess = 0;  // the slot the last share took (addRecordShares)
     for (std::uint32_t h = 0; h < group.size(); ++h) {
       const HemicubeSplats& hs = group[h];
       for (std::uint32_t r = hs.ownStart[b]; r < hs.ownStart[b + 1]; ++r)
-        addRecordShares<kBox>(hs.records[r], hs, h, band, guess, misses);
+        addRecordShares<kBox>(hs.records[r], hs.runs.data(), hs.shares.data(), h, band, guess, misses);
       for (std::uint32_t k = hs.reachingStart[b]; k < hs.reachingStart[b + 1]; ++k)
-        addRecordShares<kBox>(hs.records[hs.reaching[k]], hs, h, band, guess, misses);
+        addRecordShares<kBox>(hs.records[hs.reaching[k]], hs.runs.data(), hs.shares.data(), h, band, guess, misses);
       addHemicubeMeans(band, reachedChunks);
     }
+  }
+
+  // The hemicube pass (insertIntoSmallStore) for hemicube `hemicube` of the call, on one thread, with the box kernel:
+  // every sample warped, its splat set up and its shares added to `sums`, the whole store's, in the order in which
+  // the band pass adds them, so that the store is the same byte for byte: first, in sample order, each sample's
+  // shares in the rows of its own band, where no other band's sample adds; then the shares that reach beyond their
+  // band, by the sample's band and then in sample order, as a band takes its reaching records after its own. Then
+  // the hemicube's mean of every layer it reached goes to `out`.
+  void sumHemicube(std::uint32_t hemicube, const HemicubeSampleView& hc, HemicubeScratch& scratch, BandSums& sums,
+                   HemicubeMeans& out) const {
+    out.dropped = warpHemicube(hc, scratch);
+    out.splats = 0;
+    out.misses.clear();
+    scratch.reaching.clear();
+    scratch.reachingRuns.clear();
+    BandTarget band;
+    const std::uint32_t reachedChunks = prepareSums(sums, 0, store.seedOffsets.back(), band);
+    band.offsets = store.seedOffsets.data();
+    band.pixelPlanes = store.pixelPlanes.data();
+    const std::size_t count = scratch.warped.size();
+    auto warpedAt = [&](std::size_t k) -> const WarpedSample& { return scratch.warped[k]; };
+    RunList& runs = scratch.splat.runs;
+    BoxSplatsOfFour four;
+    int guess = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+      const WarpedSample& ws = scratch.warped[r];
+      const int lane = int(r % 4);
+      if (lane == 0) four = prepareFourBoxSplats(hc.centre, count, r, warpedAt);
+      SplatRecord rec;
+      if (four.ownPixelOnly >> lane & 1) {  // the own pixel alone (ownPixelSplat), without runs or band rows
+        fillRecord(rec, ws, SplatShape{std::max(ws.area, minArea), 1, 1});
+        addOwnPixelShare(rec, hemicube, band, guess, out.misses);
+        ++out.splats;
+        continue;
+      }
+      runs.clear();
+      const SplatShape shape = splatOf(hc.centre, ws, four, lane, runs, scratch.splat.shares, scratch.splat.weighted);
+      fillRecord(rec, ws, shape);
+      out.splats += shape.pixels;
+      setBandRows(band, bandOf(ws.ldi, ws.ownJ));
+      addRecordShares<true>(rec, runs.data(), nullptr, hemicube, band, guess, out.misses);
+      if (runs.data()[0].j >= band.jBegin && runs.back().j < band.jEnd) continue;
+      rec.firstRun = std::uint32_t(scratch.reachingRuns.size());  // it reaches another band: for the second part
+      scratch.reachingRuns.makeRoom(runs.size());
+      for (const PixelRun& run : runs) scratch.reachingRuns.push(run);
+      scratch.reaching.push_back(rec);
+    }
+    std::stable_sort(scratch.reaching.begin(), scratch.reaching.end(), [&](const SplatRecord& x, const SplatRecord& y) {
+      return bandOf(x.ldi, x.ownJ) < bandOf(y.ldi, y.ownJ);
+    });
+    for (const SplatRecord& rec : scratch.reaching)
+      forEachReachedBand(rec, scratch.reachingRuns.data(), [&](int b) {
+        setBandRows(band, b);
+        addRecordShares<true>(rec, scratch.reachingRuns.data(), nullptr, hemicube, band, guess, out.misses);
+      });
+    out.layers.clear();
+    out.means.clear();
+    takeReached(band, reachedChunks, [&](std::uint32_t layer, const ShareSums& layerSums) {
+      out.layers.push_back(layer);
+      out.means.push_back(meanOf(layerSums));
+    });
   }
 
   // The nearest layer of global pixel g that a sample at p with normal n lies on, among the seeded layers or
@@ -997,6 +1131,36 @@ void insertAfterSeeds(const InsertionPass& pass, LdcBuilder::Scratch& scratch, B
   }
 }
 
+// After the seeds, in a store whose seeded layers are few (the bounces' level at R2 = 32 holds about 8 K), with the
+// box kernel, in two steps:
+//   1. In parallel over hemicubes: one thread a hemicube warps, splats and sums it into its own sums over the whole
+//      store, which stay in its cache (InsertionPass::sumHemicube), and lists the hemicube's mean of each layer it
+//      reached. Nothing is written out a sample and read back, as the band pass's records and runs are: there a
+//      sample's set-up, at about 1.7 writes a sample, cost more than its writes.
+//   2. In hemicube order, each layer adds the means; then the own-pixel shares that lay on no seeded layer open or
+//      join layers, in (hemicube, sample) order.
+// The sums are added in the band pass's order, the means in hemicube order: the same store, byte for byte.
+void insertIntoSmallStore(const InsertionPass& pass, LdcBuilder::Scratch& scratch, BuilderStats& stats) {
+  const std::size_t count = pass.hemicubes.size();
+  if (scratch.means.size() < count) scratch.means.resize(count);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1), [&](const tbb::blocked_range<std::size_t>& r) {
+    HemicubeScratch& buffers = scratch.buffers.local();
+    BandSums& sums = scratch.bandSums.local();
+    for (std::size_t h = r.begin(); h != r.end(); ++h)
+      pass.sumHemicube(std::uint32_t(h), pass.hemicubes[h], buffers, sums, scratch.means[h]);
+  });
+  std::vector<OwnPixelMiss> misses;
+  for (std::size_t h = 0; h < count; ++h) {
+    const HemicubeMeans& hemicube = scratch.means[h];
+    for (std::size_t k = 0; k < hemicube.layers.size(); ++k)
+      addMean(hemicube.means[k], pass.store.totals[hemicube.layers[k]]);
+    misses.insert(misses.end(), hemicube.misses.begin(), hemicube.misses.end());
+    stats.droppedSamples += hemicube.dropped;
+    stats.splatRecords += hemicube.splats;
+  }
+  pass.placeMisses(misses, 0);
+}
+
 }  // namespace
 
 void LdcBuilder::checkLengths(std::span<const HemicubeSampleView> hemicubes) const {
@@ -1050,7 +1214,23 @@ void LdcBuilder::insertSamples(std::span<const HemicubeSampleView> hemicubes, bo
     m_stats.splatRecords += splats;
     return;
   }
-  insertAfterSeeds(pass, *m_scratch, m_stats);
+  if (usesHemicubePass())
+    insertIntoSmallStore(pass, *m_scratch, m_stats);
+  else
+    insertAfterSeeds(pass, *m_scratch, m_stats);
+}
+
+bool LdcBuilder::usesHemicubePass() const {
+  if (m_kernel != SplatKernel::Box || m_layers->seedOffsets.empty()) return false;
+  switch (m_parallelPass) {
+    case ParallelPass::Bands:
+      return false;
+    case ParallelPass::Hemicubes:
+      return true;
+    case ParallelPass::Auto:
+      break;
+  }
+  return m_layers->seedOffsets.back() <= kHemicubePassLayers;
 }
 
 BuilderStats LdcBuilder::stats() const {

@@ -107,6 +107,16 @@ public:
   void deferOpenedLayers(std::uint32_t firstHemicube);
   std::vector<DeferredOpening> deferredOpenings() const;
 
+  // The parallel pass that inserts hemicubes after the seeds (the file's comment above has the band pass):
+  // Auto takes the hemicube pass, one thread a hemicube summing into its own sums over the whole store, where the
+  // box kernel splats into a store of at most kHemicubePassLayers seeded layers, and the band pass otherwise. Both
+  // give the same store, byte for byte; Bands and Hemicubes force one (where the hemicube pass applies), for tests
+  // and measurements.
+  enum class ParallelPass { Auto, Bands, Hemicubes };
+  void setParallelPass(ParallelPass pass) { m_parallelPass = pass; }
+  // The seeded layers whose sums (17 bytes a layer) a thread of the hemicube pass holds in its cache at most.
+  static constexpr std::uint32_t kHemicubePassLayers = 1u << 15;
+
   // The compact store of everything inserted so far (the builder stays usable).
   LayeredDepthCube finalize() const;
   // The same store with each layer's radiosity sum in double precision, for adding to other shares of a bake.
@@ -132,6 +142,7 @@ private:
   void checkLengths(std::span<const HemicubeSampleView> hemicubes) const;
   void insertSamples(std::span<const HemicubeSampleView> hemicubes, bool seedOnly);
   void indexSeededLayers();
+  bool usesHemicubePass() const;  // for the hemicubes inserted now (setParallelPass)
 
   LdcParams m_params;
   LdcFrame m_frame;
@@ -141,6 +152,7 @@ private:
   BuilderStats m_stats;
   bool m_seeded = false;  // seedLayers() was called: spill opens no layers
   bool m_deferOpenings = false;
+  ParallelPass m_parallelPass = ParallelPass::Auto;
   std::uint64_t m_firstHemicube = 0;  // added to the hemicube count for deferred records
 };
 

@@ -236,19 +236,20 @@ inline bool boxCoversOwnPixelOnly(const LdcFrame& frame, const glm::vec3& p, con
 
 #if defined(__SSE2__)
 // Four samples of one hemicube, lane by lane, for prepareBoxSplats: each one's point, unit normal, footprint
-// area (m²), p in pixel coordinates (LdcFrame::toPixel) and LDI. None has an edge reach.
+// area (m²), p in pixel coordinates (LdcFrame::toPixel), LDI and edge reach (zero for none).
 struct BoxSplatLanes {
   alignas(16) float px[4], py[4], pz[4];
   alignas(16) float nx[4], ny[4], nz[4];
   alignas(16) float area[4];
   alignas(16) float centreX[4], centreY[4];
   alignas(16) std::int32_t ldi[4];
+  alignas(16) float reachX[4] = {0, 0, 0, 0}, reachY[4] = {0, 0, 0, 0}, reachZ[4] = {0, 0, 0, 0};
 };
 
 // What prepareBoxSplats gives for four samples: a bit a lane in each mask.
 struct BoxSplatsOfFour {
   SplatRaster rasters[4];  // the lanes neither mask names: prepareSplat(splatFootprint(…), Box, R)
-  int ownPixelOnly = 0;    // boxCoversOwnPixelOnly holds: the splat is the own pixel alone (rasters[k] not set)
+  int ownPixelOnly = 0;    // boxCoversOwnPixelOnly holds, without an edge reach: the own pixel alone (rasters[k] unset)
   int oneByOne = 0;        // off the common path (below): set up with splatFootprint and prepareSplat alone
 };
 
@@ -266,6 +267,20 @@ inline void crossLanes(__m128 ax, __m128 ay, __m128 az, __m128 bx, __m128 by, __
   y = _mm_sub_ps(_mm_mul_ps(az, bx), _mm_mul_ps(bz, ax));
   z = _mm_sub_ps(_mm_mul_ps(ax, by), _mm_mul_ps(bx, ay));
 }
+// detail::reachRange lane by lane: (midpoint, half-width) of [std::min(−1, r − c), std::max(1, r + c)], r the reach
+// clamped to ±kMaxEdgeReach as std::clamp does.
+inline void reachRangeLanes(__m128 reach, __m128& midpoint, __m128& halfWidth) {
+  const __m128 lowest = _mm_set1_ps(-kMaxEdgeReach), highest = _mm_set1_ps(kMaxEdgeReach);
+  __m128 r = selectLanes(_mm_cmplt_ps(reach, lowest), lowest, reach);
+  r = selectLanes(_mm_cmplt_ps(highest, reach), highest, r);
+  const __m128 minusOne = _mm_set1_ps(-1.0f), one = _mm_set1_ps(1.0f), sweep = _mm_set1_ps(kEdgeSweep);
+  const __m128 below = _mm_sub_ps(r, sweep), above = _mm_add_ps(r, sweep);
+  const __m128 lo = selectLanes(_mm_cmplt_ps(below, minusOne), below, minusOne);  // std::min(−1, r − c)
+  const __m128 hi = selectLanes(_mm_cmplt_ps(one, above), above, one);            // std::max(1, r + c)
+  const __m128 half = _mm_set1_ps(0.5f);
+  midpoint = _mm_mul_ps(half, _mm_add_ps(lo, hi));
+  halfWidth = _mm_mul_ps(half, _mm_sub_ps(hi, lo));
+}
 // The component of (x, y, z) along LDI axis u (or v), lane by lane: `ldi0`, `ldi1` mark the lanes of LDI 0 and 1.
 inline __m128 ldiComponent(__m128 ldi0, __m128 ldi1, __m128 of0, __m128 of1, __m128 of2) {
   return selectLanes(ldi0, of0, selectLanes(ldi1, of1, of2));
@@ -276,7 +291,8 @@ inline __m128 ldiComponent(__m128 ldi0, __m128 ldi1, __m128 of0, __m128 of1, __m
 // operations lane by lane (SSE2 rounds each as the scalar code does, and nothing is fused), so every result is
 // the scalar one bit for bit (tests/test_splat.cpp checks it; std::max(a, b) is _mm_max_ps(b, a), NaN and
 // signed zeros included). Batched because a sample's set-up is one long chain
-// of square roots and divisions: four in flight at once instead of one. Only the common path is taken here; a
+// of square roots and divisions: four in flight at once instead of one. A lane with an edge reach takes
+// splatFootprint's reach branch and is never the own pixel alone. Only the common path is taken here; a
 // lane off it (no footprint, the VPL at p, seen head-on, a half-edge past kMaxSplatHalfExtentPixels, a degenerate
 // box) is left to the scalar functions, which have its branches.
 inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& hemicubeCentre, const BoxSplatLanes& in) {
@@ -291,6 +307,9 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   const __m128 dist2 = dotLanes(wx, wy, wz, wx, wy, wz);
   const __m128 dist = _mm_sqrt_ps(dist2);
   __m128 common = _mm_and_ps(_mm_cmpgt_ps(area, zero), _mm_cmpgt_ps(dist2, zero));
+  const __m128 rx = _mm_load_ps(in.reachX), ry = _mm_load_ps(in.reachY), rz = _mm_load_ps(in.reachZ);
+  const __m128 hasReach =
+      _mm_or_ps(_mm_or_ps(_mm_cmpneq_ps(rx, zero), _mm_cmpneq_ps(ry, zero)), _mm_cmpneq_ps(rz, zero));
 
   // boxCoversOwnPixelOnly.
   const __m128 small = _mm_cmplt_ps(_mm_mul_ps(_mm_mul_ps(area, inv), inv), _mm_set1_ps(0.7f));
@@ -303,7 +322,7 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   const __m128 room =
       _mm_sub_ps(half, _mm_max_ps(absLanes(_mm_sub_ps(fy, half)), absLanes(_mm_sub_ps(fx, half))));
   const __m128 ownOnly = _mm_and_ps(
-      _mm_and_ps(common, small),
+      _mm_and_ps(_mm_andnot_ps(hasReach, common), small),
       _mm_cmplt_ps(_mm_add_ps(_mm_mul_ps(extent, _mm_set1_ps(1.01f)), _mm_set1_ps(1e-3f)), _mm_add_ps(room, half)));
 
   // splatFootprint: the tilt frame t1 = n × ŵ, t2 = n × t1, and the half-edges in pixels.
@@ -326,10 +345,24 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   const __m128 ldi0 = _mm_castsi128_ps(_mm_cmpeq_epi32(ldi, _mm_setzero_si128()));
   const __m128 ldi1 = _mm_castsi128_ps(_mm_cmpeq_epi32(ldi, _mm_set1_epi32(1)));
   // u = y, z, x and v = z, x, y for LDIs 0, 1, 2 (ldiAxisU, ldiAxisV).
-  const __m128 e1x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1y, t1z, t1x), k1);
-  const __m128 e1y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1z, t1x, t1y), k1);
-  const __m128 e2x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2y, t2z, t2x), k2);
-  const __m128 e2y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2z, t2x, t2y), k2);
+  __m128 e1x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1y, t1z, t1x), k1);
+  __m128 e1y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t1z, t1x, t1y), k1);
+  __m128 e2x = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2y, t2z, t2x), k2);
+  __m128 e2y = _mm_mul_ps(ldiComponent(ldi0, ldi1, t2z, t2x, t2y), k2);
+  // The edge reach: the centre moved along e1, e2 by the reach ranges' midpoints, the half-edges scaled by their
+  // half-widths, in the lanes that have one (splatFootprint's edgeReach branch).
+  __m128 splatX = centreX, splatY = centreY;
+  if (_mm_movemask_ps(hasReach) != 0) {
+    __m128 mid1, width1, mid2, width2;
+    reachRangeLanes(_mm_div_ps(dotLanes(rx, ry, rz, t1x, t1y, t1z), _mm_mul_ps(coverage, halfShort)), mid1, width1);
+    reachRangeLanes(_mm_div_ps(dotLanes(rx, ry, rz, t2x, t2y, t2z), _mm_mul_ps(coverage, halfLong)), mid2, width2);
+    splatX = selectLanes(hasReach, _mm_add_ps(centreX, _mm_add_ps(_mm_mul_ps(mid1, e1x), _mm_mul_ps(mid2, e2x))), centreX);
+    splatY = selectLanes(hasReach, _mm_add_ps(centreY, _mm_add_ps(_mm_mul_ps(mid1, e1y), _mm_mul_ps(mid2, e2y))), centreY);
+    e1x = selectLanes(hasReach, _mm_mul_ps(e1x, width1), e1x);
+    e1y = selectLanes(hasReach, _mm_mul_ps(e1y, width1), e1y);
+    e2x = selectLanes(hasReach, _mm_mul_ps(e2x, width2), e2x);
+    e2y = selectLanes(hasReach, _mm_mul_ps(e2y, width2), e2y);
+  }
   const __m128 maxLength2 = _mm_set1_ps(kMaxSplatHalfExtentPixels * kMaxSplatHalfExtentPixels);
   common = _mm_and_ps(common, _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(e1x, e1x), _mm_mul_ps(e1y, e1y)), maxLength2));
   common = _mm_and_ps(common, _mm_cmple_ps(_mm_add_ps(_mm_mul_ps(e2x, e2x), _mm_mul_ps(e2y, e2y)), maxLength2));
@@ -352,10 +385,13 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   _mm_store_ps(lanes[3], m11);
   _mm_store_ps(lanes[4], invM00);
   _mm_store_ps(lanes[5], invM10);
-  _mm_store_ps(lanes[6], _mm_sub_ps(_mm_sub_ps(centreX, halfU), half));  // the bounds' ends, as prepareSplat forms them
-  _mm_store_ps(lanes[7], _mm_sub_ps(_mm_add_ps(centreX, halfU), half));
-  _mm_store_ps(lanes[8], _mm_sub_ps(_mm_sub_ps(centreY, halfV), half));
-  _mm_store_ps(lanes[9], _mm_sub_ps(_mm_add_ps(centreY, halfV), half));
+  _mm_store_ps(lanes[6], _mm_sub_ps(_mm_sub_ps(splatX, halfU), half));  // the bounds' ends, as prepareSplat forms them
+  _mm_store_ps(lanes[7], _mm_sub_ps(_mm_add_ps(splatX, halfU), half));
+  _mm_store_ps(lanes[8], _mm_sub_ps(_mm_sub_ps(splatY, halfV), half));
+  _mm_store_ps(lanes[9], _mm_sub_ps(_mm_add_ps(splatY, halfV), half));
+  alignas(16) float splatCentre[2][4];
+  _mm_store_ps(splatCentre[0], splatX);
+  _mm_store_ps(splatCentre[1], splatY);
   BoxSplatsOfFour out;
   out.ownPixelOnly = _mm_movemask_ps(ownOnly);
   out.oneByOne = ~_mm_movemask_ps(common) & 15 & ~out.ownPixelOnly;
@@ -363,9 +399,9 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   for (int k = 0; k < 4; ++k) {
     if ((out.ownPixelOnly | out.oneByOne) >> k & 1) continue;
     SplatRaster& r = out.rasters[k];
-    r.centre = glm::vec2(in.centreX[k], in.centreY[k]);
-    const int ownI = std::min(static_cast<int>(in.centreX[k]), resolution - 1);
-    const int ownJ = std::min(static_cast<int>(in.centreY[k]), resolution - 1);
+    r.centre = glm::vec2(splatCentre[0][k], splatCentre[1][k]);
+    const int ownI = std::min(static_cast<int>(r.centre.x), resolution - 1);
+    const int ownJ = std::min(static_cast<int>(r.centre.y), resolution - 1);
     r.ownI = static_cast<std::int16_t>(ownI);
     r.ownJ = static_cast<std::int16_t>(ownJ);
     r.m00 = lanes[0][k];

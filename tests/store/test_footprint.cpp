@@ -165,7 +165,7 @@ TEST_CASE("four box splats set up at once equal the scalar set-up bit for bit", 
     state = state * 1664525u + 1013904223u;
     return float(state >> 8) / float(1u << 24);
   };
-  int prepared = 0, ownOnly = 0, oneByOne = 0;
+  int prepared = 0, ownOnly = 0, oneByOne = 0, withReach = 0;
   for (int group = 0; group < 4000; ++group) {
     BoxSplatLanes lanes;
     for (int k = 0; k < 4; ++k) {
@@ -183,12 +183,21 @@ TEST_CASE("four box splats set up at once equal the scalar set-up bit for bit", 
       lanes.area[k] = area;
       lanes.centreX[k] = centre.x, lanes.centreY[k] = centre.y;
       lanes.ldi[k] = ldi;
+      // An edge reach in every third lane: in the sample's plane, from a tenth of the footprint's side to past the
+      // ±kMaxEdgeReach cap (edgeReachTowards makes them up to 3 sides long).
+      if ((4 * group + k) % 3 == 0) {
+        const glm::vec3 d(uniform() - 0.5f, uniform() - 0.5f, uniform() - 0.5f);
+        const glm::vec3 inPlane = d - n * glm::dot(d, n);
+        const glm::vec3 reach = inPlane * (std::sqrt(area) * std::pow(10.0f, -1.0f + 2.0f * uniform()));
+        lanes.reachX[k] = reach.x, lanes.reachY[k] = reach.y, lanes.reachZ[k] = reach.z;
+      }
     }
     const BoxSplatsOfFour four = prepareBoxSplats(frame, vpl, lanes);
     for (int k = 0; k < 4; ++k) {
       const glm::vec3 p(lanes.px[k], lanes.py[k], lanes.pz[k]), n(lanes.nx[k], lanes.ny[k], lanes.nz[k]);
+      const glm::vec3 reach(lanes.reachX[k], lanes.reachY[k], lanes.reachZ[k]);
       const glm::vec2 centre(lanes.centreX[k], lanes.centreY[k]);
-      const bool own = boxCoversOwnPixelOnly(frame, p, n, vpl, lanes.area[k], centre);
+      const bool own = reach == glm::vec3(0.0f) && boxCoversOwnPixelOnly(frame, p, n, vpl, lanes.area[k], centre);
       if (four.oneByOne >> k & 1) {
         ++oneByOne;
         continue;
@@ -199,8 +208,9 @@ TEST_CASE("four box splats set up at once equal the scalar set-up bit for bit", 
         continue;
       }
       ++prepared;
+      if (reach != glm::vec3(0.0f)) ++withReach;
       const SplatRaster expected =
-          prepareSplat(splatFootprint(frame, lanes.ldi[k], p, n, vpl, lanes.area[k]), SplatKernel::Box, 32);
+          prepareSplat(splatFootprint(frame, lanes.ldi[k], p, n, vpl, lanes.area[k], reach), SplatKernel::Box, 32);
       const SplatRaster& got = four.rasters[k];
       INFO("group " << group << " lane " << k);
       REQUIRE_FALSE(expected.ownOnly);
@@ -213,8 +223,10 @@ TEST_CASE("four box splats set up at once equal the scalar set-up bit for bit", 
         CHECK(got.*bound == expected.*bound);
     }
   }
-  // Every kind of lane was met: the common path most of all, the own-pixel one and the scalar one's rare cases.
+  // Every kind of lane was met: the common path most of all (with an edge reach too), the own-pixel one and the
+  // scalar one's rare cases.
   CHECK(prepared > 8000);
+  CHECK(withReach > 3000);
   CHECK(ownOnly > 100);
   CHECK(oneByOne > 50);
 }
