@@ -331,6 +331,37 @@ TEST_CASE("the baked store is identical with one thread and with all, converted 
   CHECK_THROWS_WITH(loadStore(file, furnace.fingerprint()), Catch::Contains("cornell.ibrr"));
 }
 
+TEST_CASE("the store level's direct light traced beside the hemicubes gives the store of the passes one after the "
+          "other, with one thread and with all",
+          "[ibrr][gpu]") {
+  test::glContext();
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  bake::BakeOptions options;  // the defaults: the direct light by rays, the bounces on a level of their own
+  options.paths = 48;
+  options.ldcResolution = 128;
+  options.indirectHemicubeResolution = 32;
+  const bake::BakeResult beside = bake::bakeStore(scene, options);
+  CHECK(beside.stats.directBeside);
+  CHECK(beside.stats.directRays > 0);
+  // The same passes one after the other: the light paths alone, then the direct light on their store, then the
+  // compensation.
+  const bake::LightPathBake paths = bake::bakeLightPaths(scene, options);
+  CHECK_FALSE(paths.storeDirect);
+  CHECK_FALSE(paths.stats.directBeside);
+  const bake::LightPathStores stores = bake::lightPathStores(paths.sums, paths.indirect ? &*paths.indirect : nullptr);
+  bake::BakeStats stats;
+  LayeredDepthCube inTurn = bake::addDirectLight(scene, stores.store, options, {}, stats);
+  REQUIRE(bake::compensatesClamp(scene, options));
+  inTurn = bake::compensateBias(scene, inTurn, stores.bounces(), options, {}, stats);
+  CHECK(stats.directRays == beside.stats.directRays);
+  CHECK(serializeStore(beside.store) == serializeStore(inTurn));
+  // With one thread the seeding and the direct pass wait for the bake thread, which works them off at the end.
+  tbb::global_control single(tbb::global_control::max_allowed_parallelism, 1);
+  const bake::BakeResult oneThread = bake::bakeStore(scene, options);
+  CHECK(oneThread.stats.directBeside);
+  CHECK(serializeStore(oneThread.store) == serializeStore(beside.store));
+}
+
 TEST_CASE("Cornell box at the default settings: holes stay under 0.1% of covered pixels", "[ibrr][gpu]") {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");

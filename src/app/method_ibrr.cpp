@@ -175,10 +175,16 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
                 "%.2f s, insertion %.2f s, overlapped), waiting for the warp %.2f s\n",
                 s.totalSeconds, s.vplSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds,
                 s.warpSeconds - s.insertSeconds, s.insertSeconds, s.waitSeconds);
+  char besideNote[160] = "in the time above";
+  if (s.directBeside)
+    std::snprintf(besideNote, sizeof besideNote,
+                  "beside the hemicubes, after seeding the store's level in %.2f s; the bake waited %.2f s for them",
+                  s.besideSeedSeconds, s.besideWaitSeconds);
   if (settings.direct == bake::DirectLight::Rays)
-    std::printf("direct light     %.2f s (in the time above): up to %u points per layer, %u shadow rays per point and "
+    std::printf("direct light     %.2f s (%s): up to %u points per layer, %u shadow rays per point and "
                 "emissive triangle, %.1f M rays (%.1f M/s); %llu layers found no surface under them\n",
-                s.directSeconds, settings.directPoints, settings.directSamples, double(s.directRays) * 1e-6,
+                s.directSeconds, besideNote, settings.directPoints, settings.directSamples,
+                double(s.directRays) * 1e-6,
                 s.directSeconds > 0 ? double(s.directRays) * 1e-6 / s.directSeconds : 0.0,
                 static_cast<unsigned long long>(s.directLayersWithoutSurface));
   if (s.biasCompensated)

@@ -131,7 +131,7 @@ struct FaceTexels {
 __attribute__((always_inline)) inline glm::vec3 edgeReach(const FaceTexels& face, std::size_t index, int x, int row,
                                                          const glm::vec3& p, const glm::vec3& n, float area) {
   glm::vec3 reach(0.0f);
-  auto towards = [&](std::size_t neighbour) {
+  auto towards = [&](std::size_t neighbour) __attribute__((always_inline)) {
     if (face.positions[neighbour].w < 0.5f) return;
     reach += edgeReachTowards(p, n, area, glm::vec3(face.positions[neighbour]),
                               glm::vec3(face.normalsGeometry[neighbour]));
@@ -802,8 +802,95 @@ LightPathStores lightPathStores(const LayerSums& sums, const LayerSums* indirect
   return {std::move(store), std::move(bounces)};
 }
 
-LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
-                             const BakeCheckpoints* checkpoints) {
+namespace {
+
+// The direct light of every layer of `store` (direct_light.hpp, options.directPoints and directSamples); its time
+// and rays go into `stats`.
+std::vector<glm::vec3> directLightOf(const scene::Scene& scene, const LayeredDepthCube& store,
+                                     const BakeOptions& options, const BakeProgress& progress, BakeStats& stats) {
+  const rays::EmbreeScene embree(scene);
+  const rays::LightSet lights(scene, "the direct light");
+  DirectLightOptions settings;
+  settings.points = options.directPoints;
+  settings.samplesPerLight = options.directSamples;
+  settings.seed = options.seed;
+  DirectLightStats directStats;
+  std::vector<glm::vec3> direct = directLightPerLayer(store, embree, lights, settings, directStats, progress);
+  stats.directSeconds = directStats.seconds;
+  stats.directRays = directStats.rays;
+  stats.directLayersWithoutSurface = directStats.layersWithoutSurface;
+  return direct;
+}
+
+// The store level's seeds and direct light, worked out beside the hemicubes. With the direct light by rays and the
+// bounces on a level of their own, no hemicube reaches the store's level: its layers are the geometry's seeds, and
+// its direct light needs nothing the hemicubes make. One task seeds the level's builder and runs the direct pass
+// in a task arena of low priority, so that TBB gives its worker threads to the warp's insertion first and to this
+// work whenever the insertion leaves them idle; the bake thread helps with what is left once its hemicubes are
+// done (wait). The seeding, one thread's work, and the direct pass then fill what the two sides of the hemicube
+// phase (the GL thread's rendering and conversion, the task's insertion) leave idle, where they ran before it and
+// after it. The values are the same as those of the pass run after the bake: the layers are the same.
+class StoreLevelBeside {
+public:
+  StoreLevelBeside(const scene::Scene& scene, const BakeOptions& options, LdcBuilder& builder)
+      : m_arena(tbb::task_arena::automatic, 1, tbb::task_arena::priority::low) {
+    m_arena.execute([&] {
+      m_group.run([this, &scene, options, &builder] {
+        const Stopwatch seedTime;
+        seedLayersFromGeometry(scene, builder);
+        m_stats.seedSeconds = seedTime.seconds();
+        m_direct = directLightOf(scene, builder.finalize(), options, {}, m_stats);
+      });
+    });
+  }
+  ~StoreLevelBeside() noexcept {
+    if (m_waited) return;
+    try {  // on the way out of a failed bake: stop the pass, and never leave it running on the builder
+      m_arena.execute([&] {
+        m_group.cancel();
+        m_group.wait();
+      });
+    } catch (...) {  // the bake's own error is the one reported
+    }
+  }
+  StoreLevelBeside(const StoreLevelBeside&) = delete;
+  StoreLevelBeside& operator=(const StoreLevelBeside&) = delete;
+
+  // Waits for the seeds and the direct light, working on them meanwhile; rethrows the task's error. The builder is
+  // seeded after it. Returns the direct light of the level's layers, in store order, and adds its figures to stats.
+  std::vector<glm::vec3> wait(BakeStats& stats) {
+    m_waited = true;
+    const Stopwatch waitTime;
+    m_arena.execute([&] { m_group.wait(); });
+    stats.directBeside = true;
+    stats.besideWaitSeconds = waitTime.seconds();
+    stats.besideSeedSeconds = m_stats.seedSeconds;
+    stats.directSeconds = m_stats.directSeconds;
+    stats.directRays = m_stats.directRays;
+    stats.directLayersWithoutSurface = m_stats.directLayersWithoutSurface;
+    return std::move(m_direct);
+  }
+
+private:
+  tbb::task_arena m_arena;
+  tbb::task_group m_group;
+  BakeStats m_stats;  // the task's seeding and direct-pass figures
+  std::vector<glm::vec3> m_direct;
+  bool m_waited = false;
+};
+
+// Whether a bake of `options` works out its store level beside the hemicubes (StoreLevelBeside): the whole bake on
+// the CPU warp, from seeds, with the direct light by rays and the bounces on their own level, and no checkpoints
+// (which read the store level while the hemicubes go on).
+bool storeLevelBeside(const BakeOptions& options, WarpDevice warp, bool twoLevels, const BakeCheckpoints* checkpoints) {
+  return twoLevels && options.direct == DirectLight::Rays && options.seedLayersFromGeometry && warp == WarpDevice::Cpu &&
+         !options.isShare() && checkpoints == nullptr;
+}
+
+// bakeLightPaths; `besideAllowed`: the store level's direct light may be traced beside the hemicubes
+// (LightPathBake::storeDirect), as bakeStore, which adds it, allows.
+LightPathBake bakeLightPathsWith(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
+                                 const BakeCheckpoints* checkpoints, bool besideAllowed) {
   validateBakeOptions(options);
   if (checkpoints && options.isShare()) throw Error("checkpoints need the whole bake, not a share of its light paths");
   const WarpDevice warpDevice = resolveWarpDevice(options.warp);
@@ -816,13 +903,20 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
   checkBakeMemory(scene, options);
   const MemoryPhase phase("baking the IBRR store");
   const bool twoLevels = indirectLevelResolution(options) != options.ldcResolution;
+  const bool beside = besideAllowed && storeLevelBeside(options, warpDevice, twoLevels, checkpoints);
   const Stopwatch seedTime;
-  LdcBuilder builder = seededBuilder(scene, options, options.ldcResolution);
-  stats.seedSamples = builder.stats().seedSamples;
-  stats.seedLayers = builder.stats().layers;
+  LdcBuilder builder =
+      beside ? LdcBuilder(storeParams(scene, options), options.splat) : seededBuilder(scene, options, options.ldcResolution);
+  std::optional<StoreLevelBeside> storeLevel;  // after the builder: it seeds it
+  if (beside) storeLevel.emplace(scene, options, builder);
   std::optional<LdcBuilder> coarse;
   if (twoLevels) coarse.emplace(seededBuilder(scene, options, indirectLevelResolution(options)));
   stats.seedSeconds = seedTime.seconds();
+  auto countSeeds = [&] {
+    stats.seedSamples = builder.stats().seedSamples;
+    stats.seedLayers = builder.stats().layers;
+  };
+  if (!beside) countSeeds();
   stats.indirectLdcResolution = twoLevels ? indirectLevelResolution(options) : 0;
 
   // Light paths (CPU, Embree): all of them, then this share's, so that a share's VPLs are the whole bake's. With
@@ -857,9 +951,15 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
       warpAllVpls(vpls, options, hemicubes, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+  std::optional<std::vector<glm::vec3>> storeDirect;
+  if (storeLevel) {
+    storeDirect = storeLevel->wait(stats);
+    countSeeds();
+  }
   addLevelStats(*levels.store, stats, nullptr);
   if (levels.indirect) addLevelStats(*levels.indirect, stats, &stats.indirectLevelWrites);
-  LightPathBake result{levels.store->layerSums(), builder.deferredOpenings(), std::nullopt, {}, stats};
+  LightPathBake result{levels.store->layerSums(), builder.deferredOpenings(), std::nullopt, {}, std::move(storeDirect),
+                       stats};
   if (levels.indirect) {
     result.indirect = levels.indirect->layerSums();
     result.indirectDeferred = coarse->deferredOpenings();
@@ -868,10 +968,17 @@ LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& optio
   return result;
 }
 
+}  // namespace
+
+LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
+                             const BakeCheckpoints* checkpoints) {
+  return bakeLightPathsWith(scene, options, progress, checkpoints, false);
+}
+
 BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress,
                      const BakeCheckpoints* checkpoints) {
   const Stopwatch bakeTime;
-  LightPathBake paths = bakeLightPaths(scene, options, progress, checkpoints);
+  LightPathBake paths = bakeLightPathsWith(scene, options, progress, checkpoints, true);
   const double checkpointSeconds = bakeTime.seconds() - paths.stats.totalSeconds;
   BakeStats& stats = paths.stats;
   const Stopwatch levelTime;
@@ -882,7 +989,13 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
     if (stats.pathsCompleted == 0) throw Error("the time budget ended the bake before its first light path was done");
     store = scaleRadiosity(store, float(options.paths) / float(stats.pathsCompleted));
   }
-  if (options.direct == DirectLight::Rays) store = addDirectLight(scene, store, options, progress, stats);
+  if (paths.storeDirect) {
+    IBRR_CHECK(paths.storeDirect->size() == store.layers().size(), "the direct light traced beside the hemicubes "
+               "has a value for every layer of the store");
+    store = withAddedRadiosity(store, *paths.storeDirect);
+  } else if (options.direct == DirectLight::Rays) {
+    store = addDirectLight(scene, store, options, progress, stats);
+  }
   if (compensatesClamp(scene, options))
     store = compensateBias(scene, store, stores.bounces(), options, progress, stats);
   BakeResult result{std::move(store), stats};
@@ -892,18 +1005,7 @@ BakeResult bakeStore(const scene::Scene& scene, const BakeOptions& options, cons
 
 LayeredDepthCube addDirectLight(const scene::Scene& scene, const LayeredDepthCube& store, const BakeOptions& options,
                                 const BakeProgress& progress, BakeStats& stats) {
-  const rays::EmbreeScene embree(scene);
-  const rays::LightSet lights(scene, "the direct light");
-  DirectLightOptions settings;
-  settings.points = options.directPoints;
-  settings.samplesPerLight = options.directSamples;
-  settings.seed = options.seed;
-  DirectLightStats directStats;
-  const std::vector<glm::vec3> direct = directLightPerLayer(store, embree, lights, settings, directStats, progress);
-  stats.directSeconds = directStats.seconds;
-  stats.directRays = directStats.rays;
-  stats.directLayersWithoutSurface = directStats.layersWithoutSurface;
-  return withAddedRadiosity(store, direct);
+  return withAddedRadiosity(store, directLightOf(scene, store, options, progress, stats));
 }
 
 LayeredDepthCube compensateBias(const scene::Scene& scene, const LayeredDepthCube& store,

@@ -140,7 +140,10 @@ struct BakeStats {
   int indirectLdcResolution = 0;      // R2 of the bounces' level, 0 when the bake has one level
   std::uint64_t indirectLevelWrites = 0;  // the LDI pixel writes of that level (included in pixelWrites)
   double levelSeconds = 0.0;          // adding the bounces' level to the store
-  double directSeconds = 0.0;         // the direct-light pass (--direct rays; Embree, TBB), after the warp
+  double directSeconds = 0.0;         // the direct-light pass (--direct rays; Embree, TBB), after the warp or beside it
+  bool directBeside = false;          // the store level's seeding and direct pass ran beside the hemicubes
+  double besideSeedSeconds = 0.0;     // that seeding (not in seedSeconds)
+  double besideWaitSeconds = 0.0;     // the time the bake waited for them (and helped) after its hemicubes
   std::uint64_t directRays = 0;       // its probe and shadow rays
   std::uint64_t directLayersWithoutSurface = 0;  // layers none of whose points found their surface (0 direct)
   double totalSeconds = 0.0;          // wall time of the whole bake (checkpoint callbacks excluded)
@@ -250,6 +253,9 @@ struct LightPathBake {
   // With --indirect-ldc R2 < R: the bounces' level and its deferred openings.
   std::optional<LayerSums> indirect;
   std::vector<DeferredOpening> indirectDeferred;
+  // bakeStore's default bake only (the whole bake on the CPU warp, the direct light by rays, the bounces on their own
+  // level): the direct light of the store level's layers, traced beside the hemicubes, for bakeStore to add.
+  std::optional<std::vector<glm::vec3>> storeDirect;
   BakeStats stats;
 };
 // The stores of light-path sums: `store`, the store's level rounded with the bounces' level added when there is

@@ -54,19 +54,23 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
       const bake::BakeResult result = bake::bakeStore(scene, withWarp);
       const bake::BakeStats& s = result.stats;
       const StoreStats store = result.store.stats();
-      char line[768];
+      char beside[96] = "";
+      if (s.directBeside)
+        std::snprintf(beside, sizeof beside, " beside the hemicubes (store-level seeds %.2f, waited %.2f)",
+                      s.besideSeedSeconds, s.besideWaitSeconds);
+      char line[896];
       std::snprintf(
           line, sizeof line,
           "%-12s %-8s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f "
           "s = paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f, "
-          "direct %.2f (%.1f M rays/s), bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f "
+          "direct %.2f (%.1f M rays/s)%s, bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f "
           "without the compensation) | %.1f MiB, %.2f layers/pixel, %llu opened\n",
           name.c_str(), configuration.name, bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
           static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
           1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
           s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
           warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, s.directSeconds,
-          s.directSeconds > 0.0 ? 1e-6 * double(s.directRays) / s.directSeconds : 0.0, s.biasSeconds, renderOnly,
+          s.directSeconds > 0.0 ? 1e-6 * double(s.directRays) / s.directSeconds : 0.0, beside, s.biasSeconds, renderOnly,
           s.totalSeconds / renderOnly, (s.totalSeconds - s.biasSeconds) / renderOnly,
           double(store.totalBytes) / (1 << 20), store.layersPerOccupiedPixel,
           static_cast<unsigned long long>(s.openedLayers));
