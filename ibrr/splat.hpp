@@ -281,6 +281,52 @@ inline void reachRangeLanes(__m128 reach, __m128& midpoint, __m128& halfWidth) {
   midpoint = _mm_mul_ps(half, _mm_add_ps(lo, hi));
   halfWidth = _mm_mul_ps(half, _mm_sub_ps(hi, lo));
 }
+// boxCoversOwnPixelOnly lane by lane, in the lanes of `candidates`: w = p − the hemicube's centre, `dist` its
+// length, `inv` the LDI's 1/pixel size.
+inline __m128 ownPixelOnlyLanes(__m128 candidates, __m128 area, __m128 inv, __m128 wx, __m128 wy, __m128 wz,
+                                __m128 dist, __m128 nx, __m128 ny, __m128 nz, __m128 centreX, __m128 centreY) {
+  const __m128 half = _mm_set1_ps(0.5f);
+  const __m128 small = _mm_cmplt_ps(_mm_mul_ps(_mm_mul_ps(area, inv), inv), _mm_set1_ps(0.7f));
+  const __m128 cosOwn =
+      _mm_max_ps(_mm_set1_ps(kMinFootprintCos), _mm_div_ps(absLanes(dotLanes(wx, wy, wz, nx, ny, nz)), dist));
+  const __m128 halfShortOwn = _mm_mul_ps(half, _mm_sqrt_ps(_mm_mul_ps(area, cosOwn)));
+  const __m128 extent = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(kSplatCoverage), inv),
+                                   _mm_add_ps(halfShortOwn, _mm_div_ps(halfShortOwn, cosOwn)));
+  const __m128 fx = _mm_sub_ps(centreX, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreX)));
+  const __m128 fy = _mm_sub_ps(centreY, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreY)));
+  const __m128 room =
+      _mm_sub_ps(half, _mm_max_ps(absLanes(_mm_sub_ps(fy, half)), absLanes(_mm_sub_ps(fx, half))));
+  return _mm_and_ps(
+      _mm_and_ps(candidates, small),
+      _mm_cmplt_ps(_mm_add_ps(_mm_mul_ps(extent, _mm_set1_ps(1.01f)), _mm_set1_ps(1e-3f)), _mm_add_ps(room, half)));
+}
+
+// The rasters of the lanes set up at once (prepareBoxSplats), as prepareSplat forms them from the stored lanes:
+// `matrix` holds m00, m01, m10, m11, invM00, invM10, `bounds` the ends i0, i1, j0, j1 before rounding, `centre` the
+// splat's centre (x, y). The lanes that `skip` names are left unset.
+inline void storeBoxRasters(const float (&matrix)[6][4], const float (&bounds)[4][4], const float (&centre)[2][4],
+                            int skip, int resolution, SplatRaster (&rasters)[4]) {
+  for (int k = 0; k < 4; ++k) {
+    if (skip >> k & 1) continue;
+    SplatRaster& r = rasters[k];
+    r.centre = glm::vec2(centre[0][k], centre[1][k]);
+    const int ownI = std::min(static_cast<int>(r.centre.x), resolution - 1);
+    const int ownJ = std::min(static_cast<int>(r.centre.y), resolution - 1);
+    r.ownI = static_cast<std::int16_t>(ownI);
+    r.ownJ = static_cast<std::int16_t>(ownJ);
+    r.m00 = matrix[0][k];
+    r.m01 = matrix[1][k];
+    r.m10 = matrix[2][k];
+    r.m11 = matrix[3][k];
+    r.invM00 = matrix[4][k];
+    r.invM10 = matrix[5][k];
+    r.i0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(bounds[0][k])), ownI));
+    r.i1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(bounds[1][k])), ownI));
+    r.j0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(bounds[2][k])), ownJ));
+    r.j1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(bounds[3][k])), ownJ));
+  }
+}
+
 // The component of (x, y, z) along LDI axis u (or v), lane by lane: `ldi0`, `ldi1` mark the lanes of LDI 0 and 1.
 inline __m128 ldiComponent(__m128 ldi0, __m128 ldi1, __m128 of0, __m128 of1, __m128 of2) {
   return selectLanes(ldi0, of0, selectLanes(ldi1, of1, of2));
@@ -311,19 +357,8 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   const __m128 hasReach =
       _mm_or_ps(_mm_or_ps(_mm_cmpneq_ps(rx, zero), _mm_cmpneq_ps(ry, zero)), _mm_cmpneq_ps(rz, zero));
 
-  // boxCoversOwnPixelOnly.
-  const __m128 small = _mm_cmplt_ps(_mm_mul_ps(_mm_mul_ps(area, inv), inv), _mm_set1_ps(0.7f));
-  const __m128 cosOwn = _mm_max_ps(minCos, _mm_div_ps(absLanes(dotLanes(wx, wy, wz, nx, ny, nz)), dist));
-  const __m128 halfShortOwn = _mm_mul_ps(half, _mm_sqrt_ps(_mm_mul_ps(area, cosOwn)));
-  const __m128 extent =
-      _mm_mul_ps(_mm_mul_ps(coverage, inv), _mm_add_ps(halfShortOwn, _mm_div_ps(halfShortOwn, cosOwn)));
-  const __m128 fx = _mm_sub_ps(centreX, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreX)));
-  const __m128 fy = _mm_sub_ps(centreY, _mm_cvtepi32_ps(_mm_cvttps_epi32(centreY)));
-  const __m128 room =
-      _mm_sub_ps(half, _mm_max_ps(absLanes(_mm_sub_ps(fy, half)), absLanes(_mm_sub_ps(fx, half))));
-  const __m128 ownOnly = _mm_and_ps(
-      _mm_and_ps(_mm_andnot_ps(hasReach, common), small),
-      _mm_cmplt_ps(_mm_add_ps(_mm_mul_ps(extent, _mm_set1_ps(1.01f)), _mm_set1_ps(1e-3f)), _mm_add_ps(room, half)));
+  const __m128 ownOnly = ownPixelOnlyLanes(_mm_andnot_ps(hasReach, common), area, inv, wx, wy, wz, dist, nx, ny, nz,
+                                           centreX, centreY);
 
   // splatFootprint: the tilt frame t1 = n × ŵ, t2 = n × t1, and the half-edges in pixels.
   const __m128 wnx = _mm_div_ps(wx, dist), wny = _mm_div_ps(wy, dist), wnz = _mm_div_ps(wz, dist);
@@ -378,43 +413,23 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
   const __m128 invM00 = _mm_and_ps(_mm_cmpgt_ps(absLanes(m00), tiny), _mm_div_ps(one, m00));
   const __m128 invM10 = _mm_and_ps(_mm_cmpgt_ps(absLanes(m10), tiny), _mm_div_ps(one, m10));
   const __m128 halfU = _mm_add_ps(absLanes(e1x), absLanes(e2x)), halfV = _mm_add_ps(absLanes(e1y), absLanes(e2y));
-  alignas(16) float lanes[10][4];
-  _mm_store_ps(lanes[0], m00);
-  _mm_store_ps(lanes[1], m01);
-  _mm_store_ps(lanes[2], m10);
-  _mm_store_ps(lanes[3], m11);
-  _mm_store_ps(lanes[4], invM00);
-  _mm_store_ps(lanes[5], invM10);
-  _mm_store_ps(lanes[6], _mm_sub_ps(_mm_sub_ps(splatX, halfU), half));  // the bounds' ends, as prepareSplat forms them
-  _mm_store_ps(lanes[7], _mm_sub_ps(_mm_add_ps(splatX, halfU), half));
-  _mm_store_ps(lanes[8], _mm_sub_ps(_mm_sub_ps(splatY, halfV), half));
-  _mm_store_ps(lanes[9], _mm_sub_ps(_mm_add_ps(splatY, halfV), half));
-  alignas(16) float splatCentre[2][4];
+  alignas(16) float matrix[6][4], bounds[4][4], splatCentre[2][4];
+  _mm_store_ps(matrix[0], m00);
+  _mm_store_ps(matrix[1], m01);
+  _mm_store_ps(matrix[2], m10);
+  _mm_store_ps(matrix[3], m11);
+  _mm_store_ps(matrix[4], invM00);
+  _mm_store_ps(matrix[5], invM10);
+  _mm_store_ps(bounds[0], _mm_sub_ps(_mm_sub_ps(splatX, halfU), half));  // the bounds' ends, as prepareSplat forms them
+  _mm_store_ps(bounds[1], _mm_sub_ps(_mm_add_ps(splatX, halfU), half));
+  _mm_store_ps(bounds[2], _mm_sub_ps(_mm_sub_ps(splatY, halfV), half));
+  _mm_store_ps(bounds[3], _mm_sub_ps(_mm_add_ps(splatY, halfV), half));
   _mm_store_ps(splatCentre[0], splatX);
   _mm_store_ps(splatCentre[1], splatY);
   BoxSplatsOfFour out;
   out.ownPixelOnly = _mm_movemask_ps(ownOnly);
   out.oneByOne = ~_mm_movemask_ps(common) & 15 & ~out.ownPixelOnly;
-  const int resolution = frame.resolution();
-  for (int k = 0; k < 4; ++k) {
-    if ((out.ownPixelOnly | out.oneByOne) >> k & 1) continue;
-    SplatRaster& r = out.rasters[k];
-    r.centre = glm::vec2(splatCentre[0][k], splatCentre[1][k]);
-    const int ownI = std::min(static_cast<int>(r.centre.x), resolution - 1);
-    const int ownJ = std::min(static_cast<int>(r.centre.y), resolution - 1);
-    r.ownI = static_cast<std::int16_t>(ownI);
-    r.ownJ = static_cast<std::int16_t>(ownJ);
-    r.m00 = lanes[0][k];
-    r.m01 = lanes[1][k];
-    r.m10 = lanes[2][k];
-    r.m11 = lanes[3][k];
-    r.invM00 = lanes[4][k];
-    r.invM10 = lanes[5][k];
-    r.i0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(lanes[6][k])), ownI));
-    r.i1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(lanes[7][k])), ownI));
-    r.j0 = static_cast<std::int16_t>(std::min(std::max(0, ceilToInt(lanes[8][k])), ownJ));
-    r.j1 = static_cast<std::int16_t>(std::max(std::min(resolution - 1, floorToInt(lanes[9][k])), ownJ));
-  }
+  storeBoxRasters(matrix, bounds, splatCentre, out.ownPixelOnly | out.oneByOne, frame.resolution(), out.rasters);
   return out;
 }
 #else
@@ -422,6 +437,7 @@ inline BoxSplatsOfFour prepareBoxSplats(const LdcFrame& frame, const glm::vec3& 
 struct BoxSplatLanes {
   float px[4], py[4], pz[4], nx[4], ny[4], nz[4], area[4], centreX[4], centreY[4];
   std::int32_t ldi[4];
+  float reachX[4] = {0, 0, 0, 0}, reachY[4] = {0, 0, 0, 0}, reachZ[4] = {0, 0, 0, 0};
 };
 struct BoxSplatsOfFour {
   SplatRaster rasters[4];
