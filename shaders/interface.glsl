@@ -13,6 +13,7 @@
 #define IBRR_U_MATERIAL_INDEX 6        // int
 #define IBRR_U_TEXTURE_LOD_BIAS 7      // float, added to the albedo texture's level of detail (gpu/supersample.hpp)
 #define IBRR_U_FIRST_PASS_UNIFORM 16   // a pass's own uniforms start here
+#define IBRR_A_VIEW 4                  // uint, instanced: the view of a gpu::SceneRenderer::drawViews command
 #define IBRR_T_ALBEDO 0                // texture unit of the albedo texture
 
 // The GPU warp's buffers (ldc_insertion.glsl), shared by ldc_insert.comp and ldc_flush.comp.
@@ -27,17 +28,15 @@
 #define IBRR_B_WARP_EXTRA_NEXT 8
 #define IBRR_B_WARP_BIRTHS 9
 #define IBRR_B_WARP_MISSES 10
-#define IBRR_B_WARP_COUNT 11
+#define IBRR_B_WARP_HEMICUBES 11  // WarpHemicube per hemicube of the batch: its slot, layout, stamp, sums and power
+#define IBRR_B_WARP_COUNT 12
 
 // ldc_insert.comp: the hemicube atlas's texture units and the uniforms.
 #define IBRR_T_WARP_POSITION 0
 #define IBRR_T_WARP_NORMAL 1
-#define IBRR_U_WARP_CENTRE 0
-#define IBRR_U_WARP_RESOLUTION 1
-#define IBRR_U_WARP_ROWS 2
-#define IBRR_U_WARP_SIDE_FACE_ROWS 3
+#define IBRR_U_WARP_FIRST_HEMICUBE 0  // the dispatch's first hemicube among WarpHemicubes (it has one a z)
+#define IBRR_U_WARP_GROUP 1           // the dispatch's stamp, ≥ 1: a layer it reaches joins the touched list once
 #define IBRR_U_WARP_CLAMP 4
-#define IBRR_U_WARP_HEMICUBE 5
 #define IBRR_U_WARP_ORIGIN 6
 #define IBRR_U_WARP_INV_PIXEL_SIZE 7
 #define IBRR_U_WARP_LDC_RESOLUTION 8
@@ -55,23 +54,21 @@
 #define IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2 20
 #define IBRR_U_WARP_MAX_EDGE_REACH 21
 #define IBRR_U_WARP_EDGE_SWEEP 22
-#define IBRR_U_WARP_ATLAS_LAYER 23
 #define IBRR_U_WARP_MERGE_NORMAL_COS 24
 #define IBRR_U_WARP_MERGE_OFF_PLANE2 25
 #define IBRR_U_WARP_MERGE_APART2 26
-#define IBRR_U_WARP_COVERAGE 27  // the hemicube's coverage mark (hemicube.frag's u_coverage)
 
 // ldc_flush.comp.
-#define IBRR_U_FLUSH_POWER 0
+#define IBRR_U_FLUSH_FIRST_HEMICUBE 0  // as the insertion's dispatch
 #define IBRR_U_FLUSH_PIXEL_AREA 1
+#define IBRR_U_FLUSH_HEMICUBES 2       // the hemicubes of the dispatch
 
 // The passes that draw the scene set their own uniforms from IBRR_U_FIRST_PASS_UNIFORM on.
 #define IBRR_U_GBUFFER_EYE 16          // gbuffer.frag: camera position, world units
-#define IBRR_U_HEMICUBE_CENTRE 16      // hemicube.frag: the VPL, world units
-#define IBRR_U_HEMICUBE_AXIS 17        // surface normal / spot axis
-#define IBRR_U_HEMICUBE_PROFILE 18     // 0 Lambertian surface, 1 isotropic point, 2 spot
-#define IBRR_U_HEMICUBE_SPOT_COS 19    // inner, outer cone cosines
-#define IBRR_U_HEMICUBE_COVERAGE 20    // the draw's coverage mark, written to the position's w
+
+// hemicube.vert and hemicube.frag: a batch of hemicubes drawn in one pass (gpu/hemicube.hpp).
+#define IBRR_B_HEMICUBE_FACES 0        // HemicubeFaceDraw per view: world → clip, its hemicube, layer and viewport
+#define IBRR_B_HEMICUBE_SOURCES 1      // HemicubeSourceDraw per hemicube: the VPL, its profile and coverage mark
 
 // The G-buffer's channels as texture units, in display::GBufferChannel order (ibrr_reconstruct.comp,
 // keller_accumulate.comp).

@@ -1,7 +1,8 @@
 #version 450 core
-// GPU insertion of one hemicube into the LDC store (Mertens & Van Reeth 2002, §4), reading the atlas where the
-// hemicube pass rendered it: no readback. One invocation per 2×2 block of atlas texels (insertBlock); the same
-// steps as the CPU bake:
+// GPU insertion of hemicubes into the LDC store (Mertens & Van Reeth 2002, §4), reading the atlas where the
+// hemicube pass rendered it: no readback. A dispatch takes several hemicubes of a batch, one a z (main), each
+// summing into its own sums; one invocation per 2×2 block of atlas texels (insertBlock); the same steps as the
+// CPU bake:
 //   sample     the surface point p the texel sees, its normal n (facing the VPL) and g = I(ω)/Φ·cosθx/r²
 //              (clamped to u_clamp when > 0); its footprint A = dω·r²/max(cosθ, 0.01) (ibrr::footprintArea)
 //   merge      an aligned 2×2 block of a face that sees one plane is one sample (ibrr::mergeableBlock)
@@ -17,23 +18,18 @@
 // two warps must give the same store on llvmpipe on any processor and on a GPU.
 // The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and the host
 // opens their layers (src/bake/gpu_insertion.cpp) before the accumulating pass.
-//   accumulate Σ a·g and Σ a of the matched layer (ldc_insertion.glsl), and the layer joins the touched list
-//              the first time this hemicube reaches it
+//   accumulate Σ a·g and Σ a of the matched layer in the hemicube's sums (ldc_insertion.glsl), and the layer
+//              joins the touched list the first time a hemicube of this dispatch reaches it
 #include "ldc_insertion.glsl"
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = u_coverage where covered
+layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = its hemicube's coverage mark where covered
 layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2DArray u_atlasNormal;    // xyz normal facing the VPL, w = g
 
-layout(location = IBRR_U_WARP_CENTRE) uniform vec3 u_centre;        // hemicube centre, world units
-layout(location = IBRR_U_WARP_ATLAS_LAYER) uniform int u_atlasLayer;  // the hemicube's slot: its atlas layer
-layout(location = IBRR_U_WARP_COVERAGE) uniform float u_coverage;  // the mark of the texels its draw covered
-layout(location = IBRR_U_WARP_RESOLUTION) uniform int u_resolution;     // H
-layout(location = IBRR_U_WARP_ROWS) uniform int u_rows;           // atlas rows in use
-layout(location = IBRR_U_WARP_SIDE_FACE_ROWS) uniform int u_sideFaceRows;   // H/2 for a hemicube's half faces, H for a full cube
+layout(location = IBRR_U_WARP_FIRST_HEMICUBE) uniform int u_firstHemicube;  // b_hemicubes[u_firstHemicube + z] is z's
+layout(location = IBRR_U_WARP_GROUP) uniform uint u_group;          // this dispatch's stamp, ≥ 1
 layout(location = IBRR_U_WARP_CLAMP) uniform float u_clamp;        // bound on g, 0 = none
-layout(location = IBRR_U_WARP_HEMICUBE) uniform uint u_hemicube;      // this hemicube's stamp (its number in the bake), ≥ 1
 layout(location = IBRR_U_WARP_ORIGIN) uniform vec3 u_origin;        // LDC cube min corner, world units
 layout(location = IBRR_U_WARP_INV_PIXEL_SIZE) uniform float u_invPixelSize; // 1 / LDI pixel width
 layout(location = IBRR_U_WARP_LDC_RESOLUTION) uniform int u_ldcResolution;  // R
@@ -56,6 +52,16 @@ layout(location = IBRR_U_WARP_EDGE_SWEEP) uniform float kEdgeSweep;            /
 layout(location = IBRR_U_WARP_MERGE_NORMAL_COS) uniform float kMergeNormalCos;   // ibrr/hemicube_samples.hpp, mergeableBlock
 layout(location = IBRR_U_WARP_MERGE_OFF_PLANE2) uniform float kMergeOffPlane2;
 layout(location = IBRR_U_WARP_MERGE_APART2) uniform float kMergeApart2;
+
+// The invocation's hemicube (gl_WorkGroupID.z of the dispatch), set by main from b_hemicubes.
+vec3 h_centre;         // world units
+float h_coverage;      // the mark of the texels its draw covered
+int h_atlasLayer;      // its slot
+int h_resolution;      // H
+int h_rows;            // atlas rows in use
+int h_sideFaceRows;    // H/2 for a hemicube's half faces, H for a full cube
+uint h_stamp;          // its number in the bake, ≥ 1
+uint h_sumsBase;       // its sums: b_sums[4·(h_sumsBase + layer)]
 
 int dominantAxis(vec3 n) {
   vec3 a = abs(n);
@@ -115,7 +121,7 @@ Splat prepareSplat(int ldi, vec3 p, vec3 n, float area, vec3 edgeReach) {
   s.centre = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
   precise vec2 e1 = vec2(0.0), e2 = vec2(0.0);
   if (area > 0.0) {
-    precise vec3 w = p - u_centre;
+    precise vec3 w = p - h_centre;
     precise float dist2 = orderedDot(w, w);
     precise vec3 t1 = vec3(0.0);
     precise float cosTheta = 1.0;
@@ -227,12 +233,12 @@ int matchLayer(uint g, vec3 p, vec3 n, uvec2 moment, bool ownPixel) {
 }
 
 // Solid angle of atlas texel (x, y) (ibrr::hemicubePixelSolidAngle): the front face's rows [0, H), then the
-// side faces of u_sideFaceRows rows each, a half face covering [0, 1] of its face vertically.
+// side faces of h_sideFaceRows rows each, a half face covering [0, 1] of its face vertically.
 float texelSolidAngle(ivec2 texel) {
-  bool front = texel.y < u_resolution;
-  int row = front ? texel.y : (texel.y - u_resolution) % u_sideFaceRows;
-  bool halfFace = !front && u_sideFaceRows * 2 == u_resolution;
-  precise float side = exactDivide(2.0, float(u_resolution));
+  bool front = texel.y < h_resolution;
+  int row = front ? texel.y : (texel.y - h_resolution) % h_sideFaceRows;
+  bool halfFace = !front && h_sideFaceRows * 2 == h_resolution;
+  precise float side = exactDivide(2.0, float(h_resolution));
   precise float a = -1.0 + (float(texel.x) + 0.5) * side;
   precise float b = (halfFace ? 0.0 : -1.0) + (float(row) + 0.5) * side;
   precise float rho2 = 1.0 + a * a + b * b;
@@ -243,19 +249,19 @@ float texelSolidAngle(ivec2 texel) {
 // The edge reach of the texel's sample (p, n, area): the sum over its four neighbours within its face that meet
 // its surface at an edge (ibrr::edgeReachTowards; src/bake/bake.cpp, edgeReach).
 vec3 edgeReach(ivec2 texel, vec3 p, vec3 n, float area) {
-  bool front = texel.y < u_resolution;
-  int faceRows = front ? u_resolution : u_sideFaceRows;
-  int firstRow = front ? 0 : u_resolution + ((texel.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
+  bool front = texel.y < h_resolution;
+  int faceRows = front ? h_resolution : h_sideFaceRows;
+  int firstRow = front ? 0 : h_resolution + ((texel.y - h_resolution) / h_sideFaceRows) * h_sideFaceRows;
   const ivec2 kSteps[4] = ivec2[4](ivec2(-1, 0), ivec2(1, 0), ivec2(0, -1), ivec2(0, 1));
   precise vec3 reach = vec3(0.0);
   for (int k = 0; k < 4; ++k) {
     ivec2 neighbour = texel + kSteps[k];
-    if (neighbour.x < 0 || neighbour.x >= u_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
+    if (neighbour.x < 0 || neighbour.x >= h_resolution || neighbour.y < firstRow || neighbour.y >= firstRow + faceRows)
       continue;
-    vec4 position = texelFetch(u_atlasPosition, ivec3(neighbour, u_atlasLayer), 0);
-    if (position.w != u_coverage) continue;
+    vec4 position = texelFetch(u_atlasPosition, ivec3(neighbour, h_atlasLayer), 0);
+    if (position.w != h_coverage) continue;
     precise vec3 apart = position.xyz - p;
-    precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, ivec3(neighbour, u_atlasLayer), 0).xyz);
+    precise float cosine = orderedDot(n, texelFetch(u_atlasNormal, ivec3(neighbour, h_atlasLayer), 0).xyz);
     precise float apart2 = orderedDot(apart, apart);
     precise float meet2 = kEdgeMeetFootprints2 * area;
     if (cosine < kEdgeNormalCos && apart2 < meet2)
@@ -278,15 +284,15 @@ struct TexelSample {
 TexelSample texelSample(ivec2 texel) {
   TexelSample s;
   s.valid = false;
-  vec4 position = texelFetch(u_atlasPosition, ivec3(texel, u_atlasLayer), 0);
-  if (position.w != u_coverage) return s;
-  vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, u_atlasLayer), 0);
+  vec4 position = texelFetch(u_atlasPosition, ivec3(texel, h_atlasLayer), 0);
+  if (position.w != h_coverage) return s;
+  vec4 normalGeometry = texelFetch(u_atlasNormal, ivec3(texel, h_atlasLayer), 0);
   s.g = normalGeometry.w;
   if (u_clamp > 0.0) s.g = min(s.g, u_clamp);
   if (!(s.g > 0.0)) return s;  // back-facing to the VPL or outside a spot's cone: no light
   s.p = position.xyz;
   s.n = normalGeometry.xyz;
-  precise vec3 toCentre = u_centre - s.p;
+  precise vec3 toCentre = h_centre - s.p;
   precise float distance = exactSqrt(orderedDot(toCentre, toCentre));
   precise float cosTheta = distance > 0.0 ? exactDivide(orderedDot(s.n, toCentre), distance) : 1.0;
   precise float area = exactDivide(texelSolidAngle(texel) * distance * distance, max(abs(cosTheta), kMinFootprintCos));
@@ -348,7 +354,7 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
     if (u_missPass == 0) atomicAdd(b_control[6], 1u);
     return 0u;
   }
-  uvec2 moment = uvec2(u_hemicube, order);  // the sample's place in the order
+  uvec2 moment = uvec2(h_stamp, order);  // the sample's place in the order
   // The pixel the sample lies in (an edge reach may move the splat's centre, and its own pixel, out of it).
   ivec2 lies = min(ivec2(pixel), ivec2(u_ldcResolution - 1));
   uint base = uint(ldi * u_ldcResolution * u_ldcResolution);
@@ -363,7 +369,7 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
     if (index < b_control[11]) {
       b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
       b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(chosen.n));
-      b_misses[2u * b_control[11] + index] = uvec4(u_hemicube, 0u, 0u, 0u);
+      b_misses[2u * b_control[11] + index] = uvec4(h_stamp, 0u, 0u, 0u);
     }
     return 0u;
   }
@@ -386,10 +392,10 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
         continue;  // spill beside the layers: dropped, as on the CPU
       }
       precise float a = w * areaScale;  // world units²
-      uint at = 4u * uint(layer);
+      uint at = 4u * (h_sumsBase + uint(layer));
       atomicAdd64(at, floor(a * g * kSumScale + 0.5));
       atomicAdd64(at + 2u, floor(a * u_invPixelSize * u_invPixelSize * kAreaScale + 0.5));
-      if (b_stamps[layer] != u_hemicube && atomicExchange(b_stamps[layer], u_hemicube) != u_hemicube) {
+      if (b_stamps[layer] != u_group && atomicExchange(b_stamps[layer], u_group) != u_group) {
         uint index = atomicAdd(b_control[3], 1u);
         b_touched[index] = uint(layer);
         if (index % kFlushGroupSize == 0u) atomicAdd(b_control[0], 1u);
@@ -405,13 +411,13 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
 // (firstRow + block row)·2H + 4·(block column) + k grow in that order, H even, for any face height.
 uint insertBlock(ivec2 invocation, inout uint samples) {
   ivec2 origin = ivec2(2 * invocation.x, invocation.y);
-  if (origin.x >= u_resolution || origin.y >= u_rows) return 0u;
-  bool front = origin.y < u_resolution;
-  int faceRows = front ? u_resolution : u_sideFaceRows;
-  int firstRow = front ? 0 : u_resolution + ((origin.y - u_resolution) / u_sideFaceRows) * u_sideFaceRows;
+  if (origin.x >= h_resolution || origin.y >= h_rows) return 0u;
+  bool front = origin.y < h_resolution;
+  int faceRows = front ? h_resolution : h_sideFaceRows;
+  int firstRow = front ? 0 : h_resolution + ((origin.y - h_resolution) / h_sideFaceRows) * h_sideFaceRows;
   int row = origin.y - firstRow;
   if ((row & 1) != 0) return 0u;
-  uint order = uint(origin.y * 2 * u_resolution + 2 * origin.x);
+  uint order = uint(origin.y * 2 * h_resolution + 2 * origin.x);
   TexelSample block[4];
   for (int b = 0; b < 4; ++b) {
     block[b].valid = false;
@@ -428,6 +434,15 @@ shared uint s_writes;
 shared uint s_samples;
 
 void main() {
+  WarpHemicube hemicube = b_hemicubes[u_firstHemicube + int(gl_WorkGroupID.z)];
+  h_centre = hemicube.centreCoverage.xyz;
+  h_coverage = hemicube.centreCoverage.w;
+  h_atlasLayer = hemicube.atlasLayout.x;
+  h_resolution = hemicube.atlasLayout.y;
+  h_rows = hemicube.atlasLayout.z;
+  h_sideFaceRows = hemicube.atlasLayout.w;
+  h_stamp = hemicube.stamps.x;
+  h_sumsBase = hemicube.stamps.y;
   if (gl_LocalInvocationIndex == 0u) {
     s_writes = 0u;
     s_samples = 0u;

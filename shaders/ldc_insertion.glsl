@@ -1,8 +1,9 @@
 // Shared by ldc_insert.comp and ldc_flush.comp: the buffers of the GPU insertion (src/bake/gpu_insertion.hpp)
 // and its fixed-point sums.
 //
-// Per layer l, the current hemicube's sums are two unsigned 64-bit fixed-point numbers, each two uints (low,
-// high) added with 32-bit atomics and a carry:
+// Per layer l and hemicube of a dispatch, the hemicube's sums are two unsigned 64-bit fixed-point numbers, each
+// two uints (low, high) added with 32-bit atomics and a carry, at b_sums[4·(sumsBase + l)] (sumsBase: the
+// hemicube's place in its dispatch times the layers the buffers hold):
 //   Σ a·g  in units of 2^-56 (dimensionless: a share of the VPL's power; at most 1 per hemicube, since the
 //          splat shares a of a sample add up to its footprint A and A·g ≤ dω·I(ω)/Φ)
 //   Σ a    in units of 2^-44 LDI pixel areas (a layer's sum is a few pixel areas; 2^20 fit)
@@ -11,8 +12,8 @@
 
 layout(std430, binding = IBRR_B_WARP_OFFSETS) readonly buffer LayerOffsets { uint b_offsets[]; };  // 3R² + 1
 layout(std430, binding = IBRR_B_WARP_PLANES) readonly buffer LayerPlanes { vec4 b_planes[]; };    // (n, d)
-layout(std430, binding = IBRR_B_WARP_SUMS) coherent buffer LayerSums { uint b_sums[]; };        // 4 per layer: Σag lo, hi, Σa lo, hi
-layout(std430, binding = IBRR_B_WARP_STAMPS) coherent buffer LayerStamps { uint b_stamps[]; };    // last hemicube that touched it
+layout(std430, binding = IBRR_B_WARP_SUMS) coherent buffer LayerSums { uint b_sums[]; };        // 4 per layer and hemicube: Σag lo, hi, Σa lo, hi
+layout(std430, binding = IBRR_B_WARP_STAMPS) coherent buffer LayerStamps { uint b_stamps[]; };    // the last dispatch that touched it
 layout(std430, binding = IBRR_B_WARP_TOUCHED) buffer TouchedLayers { uint b_touched[]; };
 layout(std430, binding = IBRR_B_WARP_TOTALS) buffer LayerTotals { vec4 b_totals[]; };  // Σ_h B_h (rgb, units of Φ·g), count (w)
 // [0..2] the flush's indirect dispatch (groups, 1, 1), [3] touched count, [4] [5] pixel writes (lo, hi),
@@ -30,6 +31,14 @@ layout(std430, binding = IBRR_B_WARP_BIRTHS) readonly buffer Births { uvec2 b_bi
 // the CPU warp does, ibrr::sampleUnitNormal), as raw bits, and (hemicube stamp, 0, 0, 0); their count is
 // b_control[10].
 layout(std430, binding = IBRR_B_WARP_MISSES) writeonly buffer Misses { uvec4 b_misses[]; };
+// The batch's hemicubes (src/bake/gpu_insertion.cpp, HemicubeRecord).
+struct WarpHemicube {
+  vec4 centreCoverage;  // xyz: the hemicube's centre, world units; w: the coverage mark of the texels it covered
+  vec4 power;           // rgb: Φ of its VPL, per channel
+  ivec4 atlasLayout;    // its slot (atlas layer), H, atlas rows in use, side-face rows (H/2, or H for a full cube)
+  uvec4 stamps;         // its stamp (its number in the bake, ≥ 1), its sumsBase, 0, 0
+};
+layout(std430, binding = IBRR_B_WARP_HEMICUBES) readonly buffer WarpHemicubes { WarpHemicube b_hemicubes[]; };
 
 const float kSumScale = 72057594037927936.0;  // 2^56
 const float kAreaScale = 17592186044416.0;    // 2^44

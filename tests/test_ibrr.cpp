@@ -195,6 +195,60 @@ TEST_CASE("a hemicube reads no texel an earlier draw left as covered, also when 
   }
 }
 
+TEST_CASE("a batch of hemicubes drawn in one pass gives each hemicube the texels it gets drawn alone", "[bake][gpu]") {
+  test::glContext();
+  // VPLs in the Cornell box (millimetres): on the floor, a point in the middle, a spot under the ceiling, on the
+  // walls. Every face of the batch goes out in one multi-draw, routed to its slot (gl_Layer) and its rows (a viewport
+  // per face layout), each face culled against its own frustum (gpu/hemicube.hpp). Drawn alone, into slot 0 of a
+  // one-slot atlas, each hemicube must read back the same texels, bit for bit, and submit the same triangles.
+  const scene::Scene scene = scene::loadScene(test::sceneDir() / "cornell.json");
+  const gpu::SceneRenderer renderer(scene);
+  auto surface = [](glm::vec3 position, glm::vec3 axis) {
+    gpu::HemicubeSource source;
+    source.position = position;
+    source.axis = axis;
+    return source;
+  };
+  gpu::HemicubeSource point = surface({278.0f, 300.0f, 280.0f}, {0.0f, 1.0f, 0.0f});
+  point.profile = gpu::EmissionProfile::IsotropicPoint;
+  gpu::HemicubeSource spot = surface({250.0f, 540.0f, 300.0f}, glm::normalize(glm::vec3(0.2f, -1.0f, 0.1f)));
+  spot.profile = gpu::EmissionProfile::Spot;
+  spot.spotCosInner = 0.9f;
+  spot.spotCosOuter = 0.6f;
+  // Three face layouts: hemicubes at H = 32, a full cube at 16, and (last) a hemicube at 16.
+  const std::vector<std::pair<gpu::HemicubeSource, int>> hemicubes = {
+      {surface({278.0f, 0.0f, 280.0f}, {0.0f, 1.0f, 0.0f}), 32},
+      {point, 16},
+      {spot, 32},
+      {surface({0.0f, 270.0f, 300.0f}, {1.0f, 0.0f, 0.0f}), 32},
+      {surface({278.0f, 270.0f, 559.0f}, {0.0f, 0.0f, -1.0f}), 16}};
+  gpu::HemicubeRenderer batch(renderer, scene, 32, int(hemicubes.size()));
+  std::vector<gpu::HemicubeCapture> batched(hemicubes.size());
+  for (std::size_t k = 0; k < hemicubes.size(); ++k)
+    batch.draw(hemicubes[k].first, hemicubes[k].second, batched[k], int(k));
+  for (gpu::HemicubeCapture& capture : batched) batch.readBack(capture);
+  // The first four hemicubes hold two layouts; the fifth's is a third, which takes a pass of its own when GL's
+  // viewports hold two layouts (16 viewports, six faces a layout).
+  CHECK(batch.passes() == (batch.maxBatchLayouts() >= 3 ? 1u : 2u));
+  gpu::HemicubeRenderer alone(renderer, scene, 32);
+  for (std::size_t k = 0; k < hemicubes.size(); ++k) {
+    INFO("hemicube " << k << " at H = " << hemicubes[k].second);
+    gpu::HemicubeCapture capture;
+    alone.render(hemicubes[k].first, hemicubes[k].second, capture);
+    CHECK(batched[k].atlasLayer == int(k));
+    CHECK(std::count_if(capture.positions.begin(), capture.positions.end(),
+                        [](const glm::vec4& p) { return p.w == 1.0f; }) > 0);
+    REQUIRE(batched[k].positions.size() == capture.positions.size());
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < capture.positions.size(); ++i)
+      differing += batched[k].positions[i] != capture.positions[i] ||
+                   batched[k].normalsGeometry[i] != capture.normalsGeometry[i];
+    CHECK(differing == 0);
+  }
+  CHECK(alone.passes() == hemicubes.size());
+  CHECK(batch.trianglesSubmitted() == alone.trianglesSubmitted());
+}
+
 TEST_CASE("no dark line where two surfaces meet: a VPL's light reaches every LDI pixel along the edge", "[ibrr][gpu]") {
   test::glContext();
   // A floor (y = 0) meeting a back wall (z = 1) under a point light. Coarse hemicubes (H = 16: a hemicube
@@ -464,8 +518,9 @@ bake::BakeOptions conferenceTestBake() {
 
 // The two warps follow one matching rule (ibrr/ldc_builder.hpp) and the GPU's sums are exact fixed point, so the
 // stores agree within the float rounding of the CPU's sums, on any processor that emulates the GPU. A batch of
-// hemicubes is warped as if its hemicubes came one by one: a bake with batches of 3 (split inside light paths and,
-// with two levels, between them) gives the same bytes as one with the default batch. One test case a scene below,
+// hemicubes is drawn in one pass and warped as if its hemicubes came one by one: a bake with batches of 3 (split
+// inside light paths and, with two levels, between them; three hemicubes a dispatch) gives the same bytes as one
+// with the default batch (a dispatch takes all the hemicubes of a level in the batch when their sums fit). One test case a scene below,
 // so that ctest runs them side by side.
 void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
   test::glContext();
@@ -482,8 +537,16 @@ void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
                         << " in pixels of another structure");
   CHECK(agreement.beyond == 0);
   CHECK(agreement.otherLayers == 0);
+  // The default batch is drawn in fewer passes than hemicubes and warped in fewer dispatches (the CPU warp draws
+  // one a pass); batches of 3 take at least a pass and a dispatch each.
+  CHECK(cpu.stats.renderPasses == cpu.stats.hemicubes);
+  CHECK(gpu.stats.renderPasses < gpu.stats.hemicubes);
+  CHECK(gpu.stats.warpDispatches < gpu.stats.hemicubes);
   options.gpuBatchHemicubes = 3;
-  const LayeredDepthCube batchesOf3 = bake::bakeStore(scene, options).store;
+  const bake::BakeResult batched = bake::bakeStore(scene, options);
+  CHECK(batched.stats.renderPasses >= (batched.stats.hemicubes + 2) / 3);
+  CHECK(batched.stats.warpDispatches >= (batched.stats.hemicubes + 2) / 3);
+  const LayeredDepthCube& batchesOf3 = batched.store;
   const StoreAgreement batchAgreement = compareStores(batchesOf3, gpu.store, 0.0);
   INFO("batches of 3 against the default: " << batchAgreement.beyond << " layers differ, worst " << batchAgreement.worst
                                             << "; " << batchAgreement.otherLayers << " in pixels of another structure");

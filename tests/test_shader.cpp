@@ -88,7 +88,7 @@ namespace {
 // texture unit or a uniform's location, by its GLSL name.
 struct InterfaceEntry {
   const char* name;
-  GLenum kind;  // GL_SHADER_STORAGE_BLOCK, or GL_UNIFORM (location, or a sampler's unit)
+  GLenum kind;  // GL_SHADER_STORAGE_BLOCK, GL_UNIFORM (location, or a sampler's unit) or GL_PROGRAM_INPUT (location)
   int value;    // shaders/interface.glsl's
   bool sampler = false;
 };
@@ -103,6 +103,7 @@ int programValue(GLuint program, const InterfaceEntry& entry) {
     glGetProgramResourceiv(program, GL_SHADER_STORAGE_BLOCK, index, 1, &property, 1, nullptr, &binding);
     return binding;
   }
+  if (entry.kind == GL_PROGRAM_INPUT) return glGetProgramResourceLocation(program, GL_PROGRAM_INPUT, entry.name);
   const GLint location = glGetProgramResourceLocation(program, GL_UNIFORM, entry.name);
   if (!entry.sampler || location < 0) return location;
   GLint unit = -1;
@@ -125,17 +126,14 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       {"ExtraHeads", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_EXTRA_HEADS},
       {"ExtraNext", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_EXTRA_NEXT},
       {"Births", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_BIRTHS},
-      {"Misses", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISSES}};
+      {"Misses", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISSES},
+      {"WarpHemicubes", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_HEMICUBES}};
   std::vector<InterfaceEntry> insert = warpBuffers;
   insert.insert(insert.end(), {{"u_atlasPosition", GL_UNIFORM, IBRR_T_WARP_POSITION, true},
                                {"u_atlasNormal", GL_UNIFORM, IBRR_T_WARP_NORMAL, true},
-                               {"u_centre", GL_UNIFORM, IBRR_U_WARP_CENTRE},
-                               {"u_atlasLayer", GL_UNIFORM, IBRR_U_WARP_ATLAS_LAYER},
-                               {"u_resolution", GL_UNIFORM, IBRR_U_WARP_RESOLUTION},
-                               {"u_rows", GL_UNIFORM, IBRR_U_WARP_ROWS},
-                               {"u_sideFaceRows", GL_UNIFORM, IBRR_U_WARP_SIDE_FACE_ROWS},
+                               {"u_firstHemicube", GL_UNIFORM, IBRR_U_WARP_FIRST_HEMICUBE},
+                               {"u_group", GL_UNIFORM, IBRR_U_WARP_GROUP},
                                {"u_clamp", GL_UNIFORM, IBRR_U_WARP_CLAMP},
-                               {"u_hemicube", GL_UNIFORM, IBRR_U_WARP_HEMICUBE},
                                {"u_origin", GL_UNIFORM, IBRR_U_WARP_ORIGIN},
                                {"u_invPixelSize", GL_UNIFORM, IBRR_U_WARP_INV_PIXEL_SIZE},
                                {"u_ldcResolution", GL_UNIFORM, IBRR_U_WARP_LDC_RESOLUTION},
@@ -157,7 +155,9 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
                                              {"TouchedLayers", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOUCHED},
                                              {"LayerTotals", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_TOTALS},
                                              {"Control", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_CONTROL},
-                                             {"u_power", GL_UNIFORM, IBRR_U_FLUSH_POWER},
+                                             {"WarpHemicubes", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_HEMICUBES},
+                                             {"u_firstHemicube", GL_UNIFORM, IBRR_U_FLUSH_FIRST_HEMICUBE},
+                                             {"u_hemicubes", GL_UNIFORM, IBRR_U_FLUSH_HEMICUBES},
                                              {"u_pixelArea", GL_UNIFORM, IBRR_U_FLUSH_PIXEL_AREA}};
   const std::vector<InterfaceEntry> scene = {
       {"u_objectToWorld", GL_UNIFORM, IBRR_U_OBJECT_TO_WORLD},
@@ -170,10 +170,9 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       {"u_albedoTexture", GL_UNIFORM, IBRR_T_ALBEDO, true}};
   std::vector<InterfaceEntry> gbuffer = scene, hemicube = scene;
   gbuffer.push_back({"u_eye", GL_UNIFORM, IBRR_U_GBUFFER_EYE});
-  hemicube.insert(hemicube.end(), {{"u_centre", GL_UNIFORM, IBRR_U_HEMICUBE_CENTRE},
-                                   {"u_axis", GL_UNIFORM, IBRR_U_HEMICUBE_AXIS},
-                                   {"u_profile", GL_UNIFORM, IBRR_U_HEMICUBE_PROFILE},
-                                   {"u_spotCos", GL_UNIFORM, IBRR_U_HEMICUBE_SPOT_COS}});
+  hemicube.insert(hemicube.end(), {{"a_view", GL_PROGRAM_INPUT, IBRR_A_VIEW},
+                                   {"HemicubeFaces", GL_SHADER_STORAGE_BLOCK, IBRR_B_HEMICUBE_FACES},
+                                   {"HemicubeSources", GL_SHADER_STORAGE_BLOCK, IBRR_B_HEMICUBE_SOURCES}});
   const std::vector<InterfaceEntry> reconstruct = {
       {"LdcOffsets", GL_SHADER_STORAGE_BLOCK, IBRR_B_LDC_OFFSETS},
       {"LdcPlanes", GL_SHADER_STORAGE_BLOCK, IBRR_B_LDC_PLANES},
@@ -353,7 +352,7 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
   } programs[] = {{{"ldc_insert.comp"}, insert},
                   {{"ldc_flush.comp"}, flush},
                   {{"scene.vert", "gbuffer.frag"}, gbuffer},
-                  {{"scene.vert", "hemicube.frag"}, hemicube},
+                  {{"hemicube.vert", "hemicube.frag"}, hemicube},
                   {{"ibrr_reconstruct.comp"}, reconstruct},
                   {{"keller_accumulate.comp"}, keller},
                   {{"viewer_display.vert", "viewer_display.frag"}, present},
@@ -390,7 +389,7 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       ++checked;
     }
   }
-  CHECK(checked >= 225);  // every buffer, sampler and image, and all but a few inactive uniforms (235 on llvmpipe)
+  CHECK(checked >= 225);  // every buffer, sampler and image, and all but a few inactive uniforms (233 on llvmpipe)
   // Every stage file is in a row: a new program cannot go unchecked.
   for (const fs::directory_entry& file : fs::directory_iterator(gpu::shaderFolder())) {
     INFO(file.path().filename().string() << " is a stage no row of this test checks");

@@ -507,8 +507,10 @@ public:
     ++m_used;
   }
 
-  // Warps every hemicube drawn so far, each level's in the order they were drawn, and waits for the GPU.
+  // Draws the hemicubes queued so far in one pass (timed as rendering), then warps them, each level's in the order
+  // they were drawn, and waits for the GPU.
   void flush() {
+    m_hemicubes.submit(true);
     for (std::size_t first = 0; first < m_used; ++first) {
       GpuInsertion* level = m_entries[first].level;
       if (std::any_of(m_entries.begin(), m_entries.begin() + std::ptrdiff_t(first),
@@ -557,6 +559,7 @@ public:
     stats.samplesInserted = gpu.samples;
     stats.pixelWrites = gpu.pixelWrites;
     stats.openedLayers = gpu.openedLayers;
+    stats.warpDispatches = gpu.dispatches;
     stats.warp = WarpDevice::Gpu;
   }
 
@@ -600,8 +603,8 @@ struct Levels {
 
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
 // i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
-std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, gpu::HemicubeRenderer& hemicubes,
-                          Levels& warp, const BakeProgress& progress, const BakeCheckpoints* checkpoints,
+std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, Levels& warp,
+                          const BakeProgress& progress, const BakeCheckpoints* checkpoints,
                           const Stopwatch& bakeTime, double& checkpointSeconds, BakeStats& stats) {
   std::size_t nextCheckpoint = 0;
   auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
@@ -629,8 +632,6 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
     }
     const int resolution = hemicubeResolutionFor(vpl, options);
     warp.forVpl(vpl).add(vpl, resolution, i + 1 == total);
-    stats.renderSeconds += hemicubes.lastRenderSeconds();
-    stats.trianglesSubmitted += hemicubes.lastTrianglesSubmitted();
     // A hemicube's atlas holds 3H² pixels (a front face and four half faces), a point light's cube 6H².
     stats.hemicubePixels +=
         std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) * std::size_t(resolution) * std::size_t(resolution);
@@ -710,6 +711,7 @@ void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrite
   stats.insertSeconds += level.insertSeconds;
   stats.samplesInserted += level.samplesInserted;
   stats.pixelWrites += level.pixelWrites;
+  stats.warpDispatches += level.warpDispatches;
   if (levelWrites)
     *levelWrites = level.pixelWrites;
   else
@@ -950,7 +952,10 @@ LightPathBake bakeLightPathsWith(const scene::Scene& scene, const BakeOptions& o
   if (coarse) levels.indirect = levelWarp(*coarse);
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
-      warpAllVpls(vpls, options, hemicubes, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+      warpAllVpls(vpls, options, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+  stats.renderSeconds = hemicubes.renderSeconds();
+  stats.trianglesSubmitted = hemicubes.trianglesSubmitted();
+  stats.renderPasses = hemicubes.passes();
   std::optional<std::vector<glm::vec3>> storeDirect;
   if (storeLevel) {
     storeDirect = storeLevel->wait(stats);

@@ -31,15 +31,13 @@ enum Binding : GLuint {
   kExtraNext = IBRR_B_WARP_EXTRA_NEXT,
   kBirths = IBRR_B_WARP_BIRTHS,
   kMisses = IBRR_B_WARP_MISSES,
+  kHemicubeRecords = IBRR_B_WARP_HEMICUBES,
   kBindingCount = IBRR_B_WARP_COUNT
 };
 enum InsertUniform : GLint {
-  kCentre = IBRR_U_WARP_CENTRE,
-  kResolution = IBRR_U_WARP_RESOLUTION,
-  kRows = IBRR_U_WARP_ROWS,
-  kSideFaceRows = IBRR_U_WARP_SIDE_FACE_ROWS,
+  kFirstHemicube = IBRR_U_WARP_FIRST_HEMICUBE,
+  kGroup = IBRR_U_WARP_GROUP,
   kClamp = IBRR_U_WARP_CLAMP,
-  kHemicube = IBRR_U_WARP_HEMICUBE,
   kOrigin = IBRR_U_WARP_ORIGIN,
   kInvPixelSize = IBRR_U_WARP_INV_PIXEL_SIZE,
   kLdcResolution = IBRR_U_WARP_LDC_RESOLUTION,
@@ -57,14 +55,16 @@ enum InsertUniform : GLint {
   kEdgeMeetFootprints2U = IBRR_U_WARP_EDGE_MEET_FOOTPRINTS2,
   kMaxEdgeReachU = IBRR_U_WARP_MAX_EDGE_REACH,
   kEdgeSweepU = IBRR_U_WARP_EDGE_SWEEP,
-  kAtlasLayer = IBRR_U_WARP_ATLAS_LAYER,
   kMergeNormalCosU = IBRR_U_WARP_MERGE_NORMAL_COS,
   kMergeOffPlane2U = IBRR_U_WARP_MERGE_OFF_PLANE2,
-  kMergeApart2U = IBRR_U_WARP_MERGE_APART2,
-  kCoverage = IBRR_U_WARP_COVERAGE
+  kMergeApart2U = IBRR_U_WARP_MERGE_APART2
 };
 // Uniform locations of shaders/ldc_flush.comp.
-enum FlushUniform : GLint { kPower = IBRR_U_FLUSH_POWER, kPixelArea = IBRR_U_FLUSH_PIXEL_AREA };
+enum FlushUniform : GLint {
+  kFlushFirstHemicube = IBRR_U_FLUSH_FIRST_HEMICUBE,
+  kPixelArea = IBRR_U_FLUSH_PIXEL_AREA,
+  kFlushHemicubes = IBRR_U_FLUSH_HEMICUBES
+};
 // Words of the control buffer: the flush's indirect dispatch, the touched count and the counters.
 enum ControlWord : std::uint32_t {
   kGroups = 0,
@@ -81,11 +81,15 @@ enum ControlWord : std::uint32_t {
 };
 constexpr GLuint kInsertGroup = 8;             // ldc_insert.comp local size, each side
 constexpr float kMinSampleAreaPixels = 1e-9f;  // as ibrr/ldc_builder.cpp: a zero footprint still counts, barely
-// Per-layer buffers: bytes per layer for the sums, stamps, touched list, totals, planes, next links, births.
+// Per-layer buffers: bytes per layer for the sums (of one hemicube), stamps, touched list, totals, planes, next
+// links, births.
 constexpr std::size_t kSumBytes = 16, kStampBytes = 4, kTouchedBytes = 4, kTotalBytes = 16, kPlaneBytes = 16,
                       kNextBytes = 4, kBirthBytes = 8;
 // The miss list: three blocks of uvec4, one entry each (shaders/ldc_insertion.glsl, b_misses).
 constexpr std::size_t kMissBlocks = 3, kMissEntryBytes = kMissBlocks * 16;
+// The sums of a dispatch's hemicubes, a set a hemicube: at most an eighth of the GPU's free memory, 16 MiB on a
+// software GL (whose memory is the process's).
+constexpr std::uint64_t kSoftwareSumBudget = 16u << 20;
 
 // A buffer of `bytes` (at least 16) with `word` in every 32-bit word, created with that content rather than
 // cleared. On the NVIDIA driver (580.159, an H200), glNamedBufferSubData into a buffer just cleared with
@@ -137,12 +141,18 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   m_births.assign(m_planes.size(), glm::uvec2(0));
   m_extraNext.assign(m_planes.size(), -1);
   m_extraHead.assign(m_frame.pixelCount(), -1);
+  const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
+  m_sumBudget = free ? *free / 8 : kSoftwareSumBudget;
+  m_slots = std::max(slots, 1);
   checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution, slots);
   m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
   m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
   reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
   upload(m_planeBuffer, 0, m_planes.size(), m_planes);
   m_missCapacity = std::uint32_t(missListBytes(maxHemicubeResolution, slots) / kMissEntryBytes);
+  m_records.assign(std::size_t(std::max(slots, 1)), HemicubeRecord{});
+  m_recordBuffer = gpu::Buffer(GLsizeiptr(m_records.size() * sizeof(HemicubeRecord)), m_records.data(),
+                               GL_DYNAMIC_STORAGE_BIT);
   m_missBuffer = filledBuffer(std::size_t(m_missCapacity) * kMissEntryBytes, 0);
   std::uint32_t control[kControlWords] = {0, 1, 1};
   control[kMissCapacity] = m_missCapacity;
@@ -192,49 +202,67 @@ void GpuInsertion::reserveLayers(std::size_t layers) {
                 " MiB; bake with --warp cpu or a smaller --ldc");
   const std::size_t used = m_capacity;
   growBuffer(m_planeBuffer, used * kPlaneBytes, layers * kPlaneBytes, 0);
-  growBuffer(m_sumBuffer, used * kSumBytes, layers * kSumBytes, 0);
   growBuffer(m_stampBuffer, used * kStampBytes, layers * kStampBytes, 0);
   growBuffer(m_touchedBuffer, 0, layers * kTouchedBytes, 0);
   growBuffer(m_totalBuffer, used * kTotalBytes, layers * kTotalBytes, 0);
   growBuffer(m_extraNextBuffer, used * kNextBytes, layers * kNextBytes, 0xFFFFFFFFu);
   growBuffer(m_birthBuffer, used * kBirthBytes, layers * kBirthBytes, 0);
+  // A set of sums a hemicube of a dispatch, as many as the budget holds (the sums are all zero between dispatches,
+  // so the new buffer starts empty).
+  const std::uint64_t setBytes = std::uint64_t(layers) * kSumBytes;
+  const std::uint64_t budget = std::min<std::uint64_t>(m_sumBudget, std::uint64_t(maxBlock));
+  m_dispatchHemicubes = int(std::clamp<std::uint64_t>(budget / setBytes, 1, std::uint64_t(m_slots)));
+  m_sumBuffer = filledBuffer(std::size_t(setBytes) * std::size_t(m_dispatchHemicubes), 0);
   m_capacity = layers;
 }
 
 void GpuInsertion::bindBuffers() const {
-  const gpu::Buffer* buffers[kBindingCount] = {&m_offsetBuffer,    &m_planeBuffer, &m_sumBuffer,     &m_stampBuffer,
-                                               &m_touchedBuffer,   &m_totalBuffer, &m_controlBuffer, &m_extraHeadBuffer,
-                                               &m_extraNextBuffer, &m_birthBuffer, &m_missBuffer};
+  const gpu::Buffer* buffers[kBindingCount] = {
+      &m_offsetBuffer,    &m_planeBuffer,     &m_sumBuffer,   &m_stampBuffer, &m_touchedBuffer, &m_totalBuffer,
+      &m_controlBuffer,   &m_extraHeadBuffer, &m_extraNextBuffer, &m_birthBuffer, &m_missBuffer,  &m_recordBuffer};
   for (GLuint b = 0; b < kBindingCount; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, buffers[b]->id());
 }
 
-// The uniforms of one hemicube: its slot, layout, clamp and stamp (its number in the bake, ≥ 1).
-void GpuInsertion::setHemicube(const gpu::HemicubeCapture& layout, float clamp, std::uint64_t stamp) const {
-  const GLuint id = m_insert.id();
-  glProgramUniform3fv(id, kCentre, 1, glm::value_ptr(layout.centre));
-  glProgramUniform1i(id, kAtlasLayer, layout.atlasLayer);
-  glProgramUniform1f(id, kCoverage, layout.coverage);
-  glProgramUniform1i(id, kResolution, layout.resolution);
-  glProgramUniform1i(id, kRows, layout.faces.back().firstRow + layout.faces.back().rows);
-  glProgramUniform1i(id, kSideFaceRows, layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution);
-  glProgramUniform1f(id, kClamp, clamp);
-  glProgramUniform1ui(id, kHemicube, static_cast<GLuint>(stamp));
+// The batch's hemicube records: each one's slot, layout and stamp (m_hemicubes + 1 + k), its power, and its sums
+// (its place in its dispatch of m_dispatchHemicubes).
+void GpuInsertion::uploadRecords(std::span<const Hemicube> batch) {
+  for (std::size_t k = 0; k < batch.size(); ++k) {
+    const gpu::HemicubeCapture& layout = *batch[k].layout;
+    const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
+    const int sideFaceRows = layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution;
+    const std::size_t sumsBase = (k % std::size_t(m_dispatchHemicubes)) * m_capacity;
+    m_records[k] = {glm::vec4(layout.centre, layout.coverage), glm::vec4(batch[k].power, 0.0f),
+                    glm::ivec4(layout.atlasLayer, layout.resolution, rows, sideFaceRows),
+                    glm::uvec4(std::uint32_t(m_hemicubes + 1 + k), std::uint32_t(sumsBase), 0u, 0u)};
+  }
+  upload(m_recordBuffer, 0, batch.size(), m_records);
 }
 
-void GpuInsertion::dispatchInsert(const gpu::HemicubeCapture& layout, bool missPass) const {
-  const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
-  glProgramUniform1i(m_insert.id(), kMissPass, missPass ? 1 : 0);
+// One dispatch over hemicubes [first, first + count) of the batch, a z each, sized for the largest.
+void GpuInsertion::dispatchInsert(std::span<const Hemicube> batch, std::size_t first, std::size_t count,
+                                  bool missPass) const {
+  int resolution = 0, rows = 0;
+  for (std::size_t k = first; k < first + count; ++k) {
+    const gpu::HemicubeCapture& layout = *batch[k].layout;
+    resolution = std::max(resolution, layout.resolution);
+    rows = std::max(rows, layout.faces.back().firstRow + layout.faces.back().rows);
+  }
+  const GLuint id = m_insert.id();
+  glProgramUniform1i(id, kMissPass, missPass ? 1 : 0);
+  glProgramUniform1i(id, kFirstHemicube, GLint(first));
   m_insert.use();
   // One invocation per 2×2 block's column and per atlas row (ldc_insert.comp, insertBlock).
-  const GLuint blockColumns = (GLuint(layout.resolution) + 1) / 2;
+  const GLuint blockColumns = (GLuint(resolution) + 1) / 2;
   glDispatchCompute((blockColumns + kInsertGroup - 1) / kInsertGroup, (GLuint(rows) + kInsertGroup - 1) / kInsertGroup,
-                    1);
+                    GLuint(count));
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
 }
 
-// Adds the hemicube's means to the totals of the layers it touched and leaves an empty touched list.
-void GpuInsertion::flushHemicube(const glm::vec3& power) const {
-  glProgramUniform3fv(m_flush.id(), kPower, 1, glm::value_ptr(power));
+// Adds the means of hemicubes [first, first + count) to the totals of the layers they touched, in hemicube order,
+// and leaves an empty touched list.
+void GpuInsertion::flushDispatch(std::size_t first, std::size_t count) const {
+  glProgramUniform1i(m_flush.id(), kFlushFirstHemicube, GLint(first));
+  glProgramUniform1i(m_flush.id(), kFlushHemicubes, GLint(count));
   m_flush.use();
   glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, m_controlBuffer.id());
   glDispatchComputeIndirect(0);
@@ -310,30 +338,34 @@ void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
 
 void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const Hemicube> batch, float clamp) {
   if (batch.empty()) return;
+  IBRR_CHECK(batch.size() <= m_records.size(), "a GPU insertion batch within the slots it was made for");
   if (m_hemicubes + batch.size() >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the GPU insertion takes at most 2^32-2 hemicubes; bake with --warp cpu");
   gpu::DebugGroup group("LDC insertion");
+  glProgramUniform1f(m_insert.id(), kClamp, clamp);
+  uploadRecords(batch);
   bindBuffers();
   glBindTextureUnit(IBRR_T_WARP_POSITION, atlas.positionTexture());
   glBindTextureUnit(IBRR_T_WARP_NORMAL, atlas.normalTexture());
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the commands before
 
-  // The misses of every hemicube of the batch, against the layers opened before the batch; the host sorts out
-  // those that lie on a layer opened earlier in the batch.
+  // The misses of every hemicube of the batch, in one dispatch, against the layers opened before the batch; the
+  // host sorts out those that lie on a layer opened earlier in the batch.
   const std::uint32_t zero = 0;
   glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kMissCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    setHemicube(*batch[k].layout, clamp, m_hemicubes + 1 + k);
-    dispatchInsert(*batch[k].layout, true);
-  }
+  dispatchInsert(batch, 0, batch.size(), true);
   if (const std::uint32_t missCount = readWord(m_controlBuffer, kMissCount); missCount > 0) {
+    const std::size_t capacity = m_capacity;
     openMissedLayers(missCount);
+    if (m_capacity != capacity) uploadRecords(batch);  // the sums moved
     bindBuffers();  // buffers may have grown
   }
-  for (std::size_t k = 0; k < batch.size(); ++k) {
-    setHemicube(*batch[k].layout, clamp, m_hemicubes + 1 + k);
-    dispatchInsert(*batch[k].layout, false);
-    flushHemicube(batch[k].power);
+  // Then the batch's hemicubes as many a dispatch as their sums fit, each dispatch flushed in hemicube order.
+  for (std::size_t first = 0; first < batch.size(); first += std::size_t(m_dispatchHemicubes)) {
+    const std::size_t count = std::min(batch.size() - first, std::size_t(m_dispatchHemicubes));
+    glProgramUniform1ui(m_insert.id(), kGroup, ++m_dispatches);
+    dispatchInsert(batch, first, count, false);
+    flushDispatch(first, count);
   }
   m_hemicubes += batch.size();
 }
@@ -348,6 +380,7 @@ GpuInsertionStats GpuInsertion::stats() const {
   stats.droppedSamples = control[kDropped];
   stats.openedLayers = m_planes.size() - m_seedLayers;
   stats.missReadbacks = m_missReadbacks;
+  stats.dispatches = m_dispatches;
   return stats;
 }
 

@@ -4,21 +4,24 @@
 // batch; the store comes back once, at the end.
 //
 // It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per batch:
-//   1. a miss pass over each hemicube lists the samples whose splat covers the pixel they lie in and find no
-//      layer there (a surface the seeds lack: the back of an open surface, which the seeds take from the
-//      front); the host reads back their count (4 bytes) and, when there are any, the list;
+//   1. one miss dispatch over every hemicube of the batch (a z each) lists the samples whose splat covers the
+//      pixel they lie in and find no layer there (a surface the seeds lack: the back of an open surface, which the
+//      seeds take from the front); the host reads back their count (4 bytes) and, when there are any, the list;
 //   2. the host opens their layers in sample order (hemicube, then atlas texel), with the planes the CPU builder
 //      gives them (ibrr::sampleUnitNormal): a listed sample on a layer an earlier one opened joins it, as if the
 //      hemicubes had been warped one by one. It uploads them as per-pixel lists with their births, so that a
 //      sample sees only the layers opened before it;
-//   3. hemicube by hemicube, the accumulating pass matches and adds, and a flush adds the hemicube's means to
-//      the totals (the sums are per layer, so two hemicubes' passes do not overlap); no pass waits for the host.
+//   3. the accumulating dispatch matches and adds, each hemicube into its own sums, and a flush adds each
+//      hemicube's means to the totals, in hemicube order; a dispatch takes as many hemicubes as their sums fit in
+//      an eighth of the GPU's free memory (the whole batch, for the bounces' level of a default bake), and no
+//      dispatch waits for the host.
 // The matching rule is the CPU builder's (ibrr/ldc_builder.hpp): every share a sample gives a pixel is matched
 // by the sample's own plane, so the two warps give the same layers and, within the float rounding of the CPU's
 // sums, the same radiosity.
 //
-// Each hemicube's sums are 64-bit fixed point, added with integer atomics, so a bake gives the same store run
-// after run; the hemicube means are added to the totals in hemicube order (shaders/ldc_insertion.glsl).
+// Each hemicube's sums are 64-bit fixed point, added with integer atomics, and its means are added to the totals
+// in hemicube order (shaders/ldc_insertion.glsl), so a bake gives the same store run after run, and the same bytes
+// however many hemicubes a batch or a dispatch takes.
 #include "gpu/hemicube.hpp"
 #include "gpu/resources.hpp"
 #include "ibrr/ldc.hpp"
@@ -39,7 +42,8 @@ struct GpuInsertionStats {
   std::uint64_t pixelWrites = 0;     // (sample, LDI pixel) pairs its splats covered
   std::uint64_t droppedSamples = 0;  // non-finite, or outside the cube
   std::uint64_t openedLayers = 0;    // layers opened after the seeds
-  std::uint64_t missReadbacks = 0;   // hemicubes whose misses were read back
+  std::uint64_t missReadbacks = 0;   // batches whose misses were read back
+  std::uint64_t dispatches = 0;      // accumulating dispatches (each with its flush)
 };
 
 class GpuInsertion {
@@ -68,9 +72,9 @@ public:
 
 private:
   void bindBuffers() const;
-  void setHemicube(const gpu::HemicubeCapture& layout, float clamp, std::uint64_t stamp) const;
-  void dispatchInsert(const gpu::HemicubeCapture& layout, bool missPass) const;
-  void flushHemicube(const glm::vec3& power) const;
+  void uploadRecords(std::span<const Hemicube> batch);
+  void dispatchInsert(std::span<const Hemicube> batch, std::size_t first, std::size_t count, bool missPass) const;
+  void flushDispatch(std::size_t first, std::size_t count) const;
   void openMissedLayers(std::uint32_t missCount);
   void reserveLayers(std::size_t layers);
   // Refuses (ibrr::Error) before any buffer is made when the driver tells the GPU's free memory and
@@ -89,7 +93,19 @@ private:
   std::size_t m_capacity = 0;             // layers the per-layer buffers hold
   std::uint32_t m_missCapacity = 0;       // entries of the miss list
   gpu::Buffer m_offsetBuffer, m_planeBuffer, m_sumBuffer, m_stampBuffer, m_touchedBuffer, m_totalBuffer,
-      m_controlBuffer, m_extraHeadBuffer, m_extraNextBuffer, m_birthBuffer, m_missBuffer;
+      m_controlBuffer, m_extraHeadBuffer, m_extraNextBuffer, m_birthBuffer, m_missBuffer, m_recordBuffer;
+  // The batch's hemicubes as ldc_insertion.glsl reads them (WarpHemicube), a slot each.
+  struct HemicubeRecord {
+    glm::vec4 centreCoverage;
+    glm::vec4 power;
+    glm::ivec4 atlasLayout;
+    glm::uvec4 stamps;
+  };
+  std::vector<HemicubeRecord> m_records;
+  int m_slots = 1;
+  std::uint64_t m_sumBudget = 0;   // bytes the sums of a dispatch's hemicubes may take
+  int m_dispatchHemicubes = 1;     // hemicubes a dispatch takes: sets of sums (each m_capacity layers) the budget holds
+  std::uint32_t m_dispatches = 0;  // the stamp of the last accumulating dispatch
   gpu::Program m_insert, m_flush;
   std::uint64_t m_hemicubes = 0;
   std::uint64_t m_missReadbacks = 0;

@@ -61,12 +61,14 @@ void benchBake(const std::string& name, const scene::Scene& scene, const bake::B
       char line[896];
       std::snprintf(
           line, sizeof line,
-          "%-12s %-8s %s warp %5u paths %8zu tris %6llu hemicubes %7.1f hc/s %8.1f M writes/s (%.0f M) | total %6.2f "
+          "%-12s %-8s %s warp %5u paths %8zu tris %6llu hemicubes (%llu passes, %llu warp dispatches) %7.1f hc/s %8.1f "
+          "M writes/s (%.0f M) | total %6.2f "
           "s = paths %.2f + seeds %.2f + render %.2f + readback %.2f, warp %.2f (insert %.2f)%s, wait %.2f, "
           "direct %.2f (%.1f M rays/s)%s, bias compensation %.2f | render-only %.2f s, bake/render-only %.2f (%.2f "
           "without the compensation) | %.1f MiB, %.2f layers/pixel, %llu opened\n",
           name.c_str(), configuration.name, bake::warpDeviceName(warp), withWarp.paths, scene.triangleCount(),
-          static_cast<unsigned long long>(s.hemicubes), double(s.hemicubes) / s.totalSeconds,
+          static_cast<unsigned long long>(s.hemicubes), static_cast<unsigned long long>(s.renderPasses),
+          static_cast<unsigned long long>(s.warpDispatches), double(s.hemicubes) / s.totalSeconds,
           1e-6 * double(s.pixelWrites) / std::max(s.insertSeconds, 1e-9), 1e-6 * double(s.pixelWrites), s.totalSeconds,
           s.vplSeconds, s.seedSeconds, s.renderSeconds, s.readbackSeconds, s.warpSeconds, s.insertSeconds,
           warp == bake::WarpDevice::Cpu ? " overlapped" : "", s.waitSeconds, s.directSeconds,
@@ -328,7 +330,7 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& 
       hemicubes.render(source, resolution, capture);
     }
   }
-  glFinish();
+  hemicubes.submit(true);
   return renderTime.seconds();
 }
 

@@ -8,8 +8,10 @@
 // the 3H² pixels of a hemicube). Full cube: six full faces (6H rows). Each half face keeps only the
 // half of its 90° frustum above the VPL's tangent plane. The atlas is a 2D array texture of
 // maxResolution × 6·maxResolution texels, one layer (a slot) a hemicube, so that the GPU warp can
-// draw a batch of hemicubes before it warps them (src/bake/gpu_insertion.hpp). Every slot is drawn at
-// the same window coordinates, so a hemicube's texels do not depend on its slot.
+// draw a batch of hemicubes before it warps them (src/bake/gpu_insertion.hpp). A batch is one pass: every face
+// of every queued hemicube goes out in one multi-draw (SceneRenderer::drawViews, each face culled against its
+// own frustum), routed by hemicube.vert to its slot (gl_Layer) and its rows (gl_ViewportIndex). Every slot is
+// drawn at the same window coordinates, so a hemicube's texels do not depend on its slot or its batch.
 //
 // Per atlas pixel the readback holds the world position (w = 1 where covered) and the normal on
 // the side facing the VPL with the geometry term g = I(ω)/Φ · cosθx / r² (see hemicube.frag).
@@ -80,14 +82,22 @@ public:
   // Renders the faces for `source` at resolution H (even, ≤ maxResolution) into slot 0 and reads
   // them back into `capture` (its buffers are reused across calls). Point sources get a full cube.
   void render(const HemicubeSource& source, int resolution, HemicubeCapture& capture);
-  // Issues the drawing of the faces into `slot` and returns without waiting for the GPU, leaving
-  // the atlas on the GPU (positionTexture()); fills the layout of `capture` (source, centre, the
-  // slot, faces with their matrices) but not its pixel buffers.
+  // Queues the hemicube of `source` for `slot`, to be drawn with the rest of its batch by the next submit(), and
+  // fills the layout of `capture` (source, centre, the slot, faces with their matrices) but not its pixel
+  // buffers. Submits the batch queued so far first when it holds this slot already, or when it holds as many
+  // face layouts as the viewports can tell apart (maxBatchLayouts()).
   void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture, int slot = 0);
-  // Reads the atlas of the draw() that filled `capture` into it, w = 1 where that draw covered a texel, else 0.
+  // Draws every queued hemicube in one pass, without waiting for the GPU (waitForGpu: with a glFinish, timed
+  // with the drawing); the atlas stays on the GPU (positionTexture()).
+  void submit(bool waitForGpu = false);
+  // Reads the atlas of the draw() that filled `capture` into it, w = 1 where that draw covered a texel, else 0
+  // (submitting the queued hemicubes first).
   void readBack(HemicubeCapture& capture);
 
   [[nodiscard]] int slots() const { return m_slots; }
+  // The most face layouts (a resolution H, and a hemicube or a full cube) one pass holds: a face's viewport
+  // index tells its layout and its face. GL's 16 viewports hold two.
+  [[nodiscard]] int maxBatchLayouts() const { return m_maxBatchLayouts; }
   // The coverage marks: 1 .. kCoverageMarks, every one exact in a float; after the last they start over at 1.
   static constexpr std::uint32_t kCoverageMarks = (1u << 24) - 1;
   // For tests of the marks' start-over: the next draw takes mark + 1 (1 when mark is the last).
@@ -101,33 +111,65 @@ public:
   // The distance, in world units, by which a surface VPL is moved off its surface.
   [[nodiscard]] float surfaceOffset() const { return m_surfaceOffset; }
 
-  // Seconds spent in the last render() on drawing (submission + GPU finish) and on readback; after a
-  // draw() alone, on submitting it.
-  [[nodiscard]] double lastRenderSeconds() const { return m_lastRenderSeconds; }
+  // Totals since construction: seconds spent queueing and submitting hemicubes (with the waits that render()
+  // and submit(true) add), passes drawn and triangles submitted (over all faces, after culling).
+  [[nodiscard]] double renderSeconds() const { return m_renderSeconds; }
+  [[nodiscard]] std::uint64_t passes() const { return m_passes; }
+  [[nodiscard]] std::uint64_t trianglesSubmitted() const { return m_trianglesSubmitted; }
+  // Seconds spent in the last readBack().
   [[nodiscard]] double lastReadbackSeconds() const { return m_lastReadbackSeconds; }
-  [[nodiscard]] std::size_t lastTrianglesSubmitted() const { return m_lastTriangles; }
 
 private:
+  // hemicube.vert's HemicubeFaceDraw and hemicube.frag's HemicubeSourceDraw (std430).
+  struct FaceDraw {
+    glm::mat4 viewProjection;
+    std::int32_t hemicube, layer, viewport, unused;
+  };
+  struct SourceDraw {
+    glm::vec4 centreCoverage;
+    glm::vec4 axis;
+    glm::vec2 spotCos;
+    std::int32_t profile, unused;
+  };
   // The coverage mark of the next draw into `slot`, whose colour targets it clears first if they may hold it.
   float nextCoverage(int slot);
+  // The viewport index of the batch's first face of this layout (its faces follow), submitting the batch first
+  // when it holds as many layouts as it can.
+  int batchViewports(int resolution, bool fullCube);
 
   const SceneRenderer& m_renderer;
   int m_maxResolution;
   int m_slots;
+  int m_maxBatchLayouts;
   float m_nearPlane;  // world units
   float m_farPlane;
   float m_surfaceOffset;  // the centre is moved this far along the axis, off its own surface
   Texture m_positionTarget;  // 2D arrays, a layer a slot
   Texture m_normalTarget;
-  Renderbuffer m_depth;      // shared by the slots: each draw clears it
-  std::vector<Framebuffer> m_framebuffers;  // one a slot
+  Texture m_depthTarget;
+  Framebuffer m_batchFramebuffer;           // every layer of the three targets: the pass draws into it
+  std::vector<Framebuffer> m_framebuffers;  // one a slot, its layer of each target: the clears
   std::uint32_t m_lastCoverage = 0;  // the mark of the last draw (0: none yet)
   std::uint32_t m_coverageRound = 1;  // how many times the marks have started from 1
   std::vector<std::uint32_t> m_slotRound;  // per slot: the round its colour targets were last cleared in
+  // The queued batch: per face, its draw record and matrix; per hemicube, its VPL; the face layouts (their faces'
+  // viewports are 6·k + face for the k-th); which slots it holds.
+  struct BatchLayout {
+    int resolution = 0;
+    bool fullCube = false;
+    bool operator==(const BatchLayout&) const = default;
+  };
+  std::vector<FaceDraw> m_faces;
+  std::vector<glm::mat4> m_faceViewProjections;
+  std::vector<SourceDraw> m_sources;
+  std::vector<BatchLayout> m_batchLayouts;
+  std::vector<bool> m_slotQueued;
+  Buffer m_faceBuffer, m_sourceBuffer;
   Program m_program;
-  double m_lastRenderSeconds = 0.0;
+  double m_renderSeconds = 0.0;
   double m_lastReadbackSeconds = 0.0;
-  std::size_t m_lastTriangles = 0;
+  std::uint64_t m_passes = 0;
+  std::uint64_t m_trianglesSubmitted = 0;
 };
 
 }  // namespace ibrr::gpu

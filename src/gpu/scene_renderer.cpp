@@ -3,6 +3,7 @@
 #include "util/morton.hpp"
 
 #include <glm/gtc/type_ptr.hpp>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <atomic>
@@ -37,6 +38,15 @@ bool outsideFrustum(const glm::mat4& objectToClip, const glm::vec3& boxMin, cons
     if (outside[plane] == 8) return true;
   return false;
 }
+// The per-instance uniforms of a scene draw: the instance's object → world and normal → world matrices.
+void setInstanceUniforms(GLuint program, const scene::MeshInstance& instance) {
+  const glm::mat4 normalToWorld = glm::transpose(glm::inverse(instance.objectToWorld));
+  glProgramUniformMatrix4fv(program, kUniformObjectToWorld, 1, GL_FALSE, glm::value_ptr(instance.objectToWorld));
+  glProgramUniformMatrix4fv(program, kUniformNormalToWorld, 1, GL_FALSE, glm::value_ptr(normalToWorld));
+}
+
+// The vertex-array binding of drawViews()'s instanced view attribute (binding 0 holds the vertices).
+constexpr GLuint kViewBinding = 1;
 }  // namespace
 
 std::vector<Texture> uploadAlbedoTextures(const scene::Scene& scene) {
@@ -151,6 +161,25 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
   m_textures = uploadAlbedoTextures(scene);
 }
 
+template <class Emit>
+std::size_t SceneRenderer::emitVisibleRuns(const glm::mat4& objectToClip, std::span<const DrawRange> ranges, Emit emit) {
+  std::size_t triangles = 0;
+  GLsizei first = 0, count = 0;  // the run being joined, if count > 0
+  for (const DrawRange& range : ranges) {
+    if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
+    triangles += std::size_t(range.indexCount / 3);
+    if (count > 0 && range.firstIndex == first + count) {
+      count += range.indexCount;
+      continue;
+    }
+    if (count > 0) emit(first, count);
+    first = range.firstIndex;
+    count = range.indexCount;
+  }
+  if (count > 0) emit(first, count);
+  return triangles;
+}
+
 std::size_t SceneRenderer::draw(const glm::mat4& viewProjection, Materials materials) const {
   std::size_t submitted = 0;
   GLint program = 0;
@@ -158,32 +187,24 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection, Materials mater
   glProgramUniformMatrix4fv(GLuint(program), kUniformViewProjection, 1, GL_FALSE, glm::value_ptr(viewProjection));
   for (const scene::MeshInstance& instance : m_instances) {
     const GpuMesh& mesh = m_meshes[instance.mesh];
-    const glm::mat4 normalToWorld = glm::transpose(glm::inverse(instance.objectToWorld));
-    glProgramUniformMatrix4fv(GLuint(program), kUniformObjectToWorld, 1, GL_FALSE,
-                              glm::value_ptr(instance.objectToWorld));
-    glProgramUniformMatrix4fv(GLuint(program), kUniformNormalToWorld, 1, GL_FALSE, glm::value_ptr(normalToWorld));
+    setInstanceUniforms(GLuint(program), instance);
     glBindVertexArray(mesh.vertexArray.id());
     const glm::mat4 objectToClip = viewProjection * instance.objectToWorld;
     // The ranges come sorted by material: the chunks of one material (of all, with Materials::None) that are in
     // view go out in one glMultiDrawElements, neighbouring chunks joined into one run of indices.
     for (std::size_t r = 0; r < mesh.ranges.size();) {
       const std::uint32_t material = mesh.ranges[r].material;
+      std::size_t end = r;
+      while (end < mesh.ranges.size() && (materials == Materials::None || mesh.ranges[end].material == material)) ++end;
       m_drawCounts.clear();
       m_drawOffsets.clear();
-      GLsizei nextIndex = -1;  // where the last run ends
-      for (; r < mesh.ranges.size() && (materials == Materials::None || mesh.ranges[r].material == material); ++r) {
-        const DrawRange& range = mesh.ranges[r];
-        if (outsideFrustum(objectToClip, range.boundsMin, range.boundsMax)) continue;
-        submitted += std::size_t(range.indexCount / 3);
-        if (range.firstIndex == nextIndex) {
-          m_drawCounts.back() += range.indexCount;
-        } else {
-          m_drawCounts.push_back(range.indexCount);
-          m_drawOffsets.push_back(
-              reinterpret_cast<const void*>(std::uintptr_t(range.firstIndex) * sizeof(std::uint32_t)));
-        }
-        nextIndex = range.firstIndex + range.indexCount;
-      }
+      submitted += emitVisibleRuns(objectToClip, std::span(mesh.ranges).subspan(r, end - r),
+                                   [&](GLsizei first, GLsizei count) {
+                                     m_drawCounts.push_back(count);
+                                     m_drawOffsets.push_back(reinterpret_cast<const void*>(
+                                         std::uintptr_t(first) * sizeof(std::uint32_t)));
+                                   });
+      r = end;
       if (m_drawCounts.empty()) continue;
       if (materials == Materials::Set)
         setMaterialUniforms(GLuint(program), m_materials[material], material, m_textures);
@@ -193,6 +214,79 @@ std::size_t SceneRenderer::draw(const glm::mat4& viewProjection, Materials mater
   }
   glBindVertexArray(0);
   return submitted;
+}
+
+void SceneRenderer::bindViewIndices(std::size_t views) const {
+  if (views <= m_viewIndices) return;
+  m_viewIndices = std::max<std::size_t>(views, 2 * m_viewIndices);
+  std::vector<GLuint> indices(m_viewIndices);
+  std::iota(indices.begin(), indices.end(), 0u);
+  m_viewIndexBuffer = Buffer(GLsizeiptr(indices.size() * sizeof(GLuint)), indices.data(), 0);
+  for (const GpuMesh& mesh : m_meshes) {
+    const GLuint vao = mesh.vertexArray.id();
+    glVertexArrayVertexBuffer(vao, kViewBinding, m_viewIndexBuffer.id(), 0, sizeof(GLuint));
+    glVertexArrayBindingDivisor(vao, kViewBinding, 1);
+    glEnableVertexArrayAttrib(vao, IBRR_A_VIEW);
+    glVertexArrayAttribIFormat(vao, IBRR_A_VIEW, 1, GL_UNSIGNED_INT, 0);
+    glVertexArrayAttribBinding(vao, IBRR_A_VIEW, kViewBinding);
+  }
+}
+
+std::size_t SceneRenderer::drawViews(std::span<const glm::mat4> viewProjections) const {
+  const std::size_t views = viewProjections.size();
+  if (views == 0) return 0;
+  bindViewIndices(views);
+  // Cull every (instance, view) pair into its own list of commands; in parallel when there are many box tests.
+  const std::size_t pairs = m_instances.size() * views;
+  m_viewCommands.resize(pairs);
+  std::vector<std::size_t> triangles(pairs, 0);
+  auto cull = [&](std::size_t pair) {
+    const scene::MeshInstance& instance = m_instances[pair / views];
+    const std::size_t view = pair % views;
+    std::vector<IndirectCommand>& commands = m_viewCommands[pair];
+    commands.clear();
+    triangles[pair] = emitVisibleRuns(viewProjections[view] * instance.objectToWorld,
+                                      m_meshes[instance.mesh].ranges, [&](GLsizei first, GLsizei count) {
+                                        commands.push_back({GLuint(count), 1, GLuint(first), 0, GLuint(view)});
+                                      });
+  };
+  std::size_t boxTests = 0;
+  for (const scene::MeshInstance& instance : m_instances) boxTests += m_meshes[instance.mesh].ranges.size() * views;
+  constexpr std::size_t kParallelBoxTests = 1 << 14;  // below this a parallel loop costs more than it saves
+  if (boxTests >= kParallelBoxTests)
+    tbb::parallel_for(std::size_t(0), pairs, cull);
+  else
+    for (std::size_t pair = 0; pair < pairs; ++pair) cull(pair);
+  // One buffer: each instance's commands, view by view.
+  m_commands.clear();
+  std::vector<std::size_t> firstCommand(m_instances.size() + 1, 0);
+  for (std::size_t i = 0; i < m_instances.size(); ++i) {
+    for (std::size_t view = 0; view < views; ++view) {
+      const std::vector<IndirectCommand>& commands = m_viewCommands[i * views + view];
+      m_commands.insert(m_commands.end(), commands.begin(), commands.end());
+    }
+    firstCommand[i + 1] = m_commands.size();
+  }
+  if (m_commands.empty()) return 0;
+  const auto bytes = GLsizeiptr(m_commands.size() * sizeof(IndirectCommand));
+  if (m_commandBuffer.size() < bytes)
+    m_commandBuffer = Buffer(std::max(bytes, 2 * m_commandBuffer.size()), nullptr, GL_DYNAMIC_STORAGE_BIT);
+  glNamedBufferSubData(m_commandBuffer.id(), 0, bytes, m_commands.data());
+  GLint program = 0;
+  glGetIntegerv(GL_CURRENT_PROGRAM, &program);
+  glBindBuffer(GL_DRAW_INDIRECT_BUFFER, m_commandBuffer.id());
+  for (std::size_t i = 0; i < m_instances.size(); ++i) {
+    const std::size_t count = firstCommand[i + 1] - firstCommand[i];
+    if (count == 0) continue;
+    setInstanceUniforms(GLuint(program), m_instances[i]);
+    glBindVertexArray(m_meshes[m_instances[i].mesh].vertexArray.id());
+    glMultiDrawElementsIndirect(GL_TRIANGLES, GL_UNSIGNED_INT,
+                                reinterpret_cast<const void*>(firstCommand[i] * sizeof(IndirectCommand)),
+                                GLsizei(count), 0);
+  }
+  glBindBuffer(GL_DRAW_INDIRECT_BUFFER, 0);
+  glBindVertexArray(0);
+  return std::accumulate(triangles.begin(), triangles.end(), std::size_t(0));
 }
 
 }  // namespace ibrr::gpu

@@ -11,6 +11,7 @@
 
 #include <glm/glm.hpp>
 
+#include <span>
 #include <vector>
 
 namespace ibrr::gpu {
@@ -57,6 +58,15 @@ public:
   // Returns the number of triangles submitted.
   std::size_t draw(const glm::mat4& viewProjection, Materials materials = Materials::Set) const;
 
+  // Draws the scene into many views in one pass, with no material set (Materials::None): viewProjections[v] is
+  // view v's world → clip. Each view's chunks are culled against its own frustum as draw() culls them (the views
+  // in parallel when there are many), and every view gets its triangles in draw()'s order. Per scene instance, one
+  // glMultiDrawElementsIndirect issues every view's runs of chunks, each command with baseInstance = v, so that
+  // the instanced attribute at location IBRR_A_VIEW carries its view to the vertex shader (hemicube.vert), which
+  // routes the triangles to the view's layer and viewport. Returns the number of triangles submitted, over all
+  // views.
+  std::size_t drawViews(std::span<const glm::mat4> viewProjections) const;
+
   [[nodiscard]] std::size_t triangleCount() const { return m_triangleCount; }
   // Scenes uploaded by this process so far (one per construction): a viewer or a comparison uploads its
   // scene once and shares it (display::RenderRequest::geometry).
@@ -77,6 +87,14 @@ private:
     std::vector<DrawRange> ranges;
   };
 
+  // The runs of consecutive chunks among `ranges` that are not wholly outside the frustum of `objectToClip`:
+  // emit(firstIndex, indexCount) for each. Returns the triangles in them.
+  template <class Emit>
+  static std::size_t emitVisibleRuns(const glm::mat4& objectToClip, std::span<const DrawRange> ranges, Emit emit);
+  // The view buffer of drawViews(): 0, 1, …, views − 1, bound to every mesh's vertex array as the instanced
+  // attribute IBRR_A_VIEW (grown when a draw has more views).
+  void bindViewIndices(std::size_t views) const;
+
   std::vector<GpuMesh> m_meshes;
   std::vector<scene::MeshInstance> m_instances;
   std::vector<scene::Material> m_materials;
@@ -85,6 +103,16 @@ private:
   // draw()'s lists of the runs of indices that go out in one glMultiDrawElements, kept from call to call.
   mutable std::vector<GLsizei> m_drawCounts;
   mutable std::vector<const void*> m_drawOffsets;
+  // drawViews()'s commands, per instance and view, and the buffers it hands them and the view indices to GL in.
+  struct IndirectCommand {  // GL's DrawElementsIndirectCommand
+    GLuint count, instanceCount, firstIndex;
+    GLint baseVertex;
+    GLuint baseInstance;
+  };
+  mutable std::vector<std::vector<IndirectCommand>> m_viewCommands;
+  mutable std::vector<IndirectCommand> m_commands;
+  mutable Buffer m_commandBuffer, m_viewIndexBuffer;
+  mutable std::size_t m_viewIndices = 0;  // views the view buffer holds
 };
 
 }  // namespace ibrr::gpu
