@@ -370,15 +370,78 @@ std::optional<DirectLight> parseDirectLight(std::string_view name) {
 
 namespace {
 
-// Where the bake sends each VPL's hemicube: it renders it and warps it into the store.
+// A hemicube drawn into a slot of the atlas (its layout in `capture`, not yet read back) and its VPL's power Φ.
+struct DrawnHemicube {
+  gpu::HemicubeCapture* capture = nullptr;
+  glm::vec3 power{0.0f};
+};
+
+class Warp;
+
+// The hemicubes queued into the atlas's slots and not yet warped, for the warps of both levels: when every slot is
+// full, or a warp is asked to finish, one pass draws them all (gpu/hemicube.hpp) and each level warps its own, in
+// the order they were queued.
+class HemicubeQueue {
+public:
+  explicit HemicubeQueue(gpu::HemicubeRenderer& hemicubes)
+      : m_hemicubes(hemicubes), m_entries(std::size_t(hemicubes.slots())), m_captures(m_entries.size()) {}
+  void add(Warp& level, const gpu::HemicubeSource& source, int resolution, const glm::vec3& power);
+  // Draws the queued hemicubes in one pass (timed as rendering), hands each level its own and empties the queue.
+  void flush();
+  [[nodiscard]] gpu::HemicubeRenderer& hemicubes() const { return m_hemicubes; }
+
+private:
+  struct Entry {
+    Warp* level = nullptr;
+    DrawnHemicube hemicube;
+  };
+  gpu::HemicubeRenderer& m_hemicubes;
+  std::vector<Entry> m_entries;
+  std::vector<gpu::HemicubeCapture> m_captures;  // a slot each
+  std::vector<DrawnHemicube> m_levelHemicubes;
+  std::size_t m_used = 0;
+};
+
+// Where the bake sends each VPL's hemicube: it queues it to be drawn (HemicubeQueue) and warps it into the store.
 class Warp {
 public:
+  explicit Warp(HemicubeQueue& queue) : m_queue(queue) {}
   virtual ~Warp() = default;
-  virtual void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) = 0;
+  void add(const rays::Vpl& vpl, const scene::Scene& scene, int resolution) {
+    m_queue.add(*this, hemicubeSourceFor(vpl, scene), resolution, vpl.power);
+  }
+  // Warps the hemicubes of this level that the queue drew, in their order.
+  virtual void warpDrawn(std::span<const DrawnHemicube> hemicubes) = 0;
   virtual void finish() = 0;  // every hemicube added so far is in the store
   virtual LayerSums layerSums() const = 0;
   virtual void addStats(BakeStats& stats) const = 0;
+
+protected:
+  HemicubeQueue& m_queue;
 };
+
+void HemicubeQueue::add(Warp& level, const gpu::HemicubeSource& source, int resolution, const glm::vec3& power) {
+  if (m_used == m_entries.size()) flush();
+  m_hemicubes.draw(source, resolution, m_captures[m_used], int(m_used));
+  m_entries[m_used] = {&level, {&m_captures[m_used], power}};
+  ++m_used;
+}
+
+void HemicubeQueue::flush() {
+  if (m_used == 0) return;
+  m_hemicubes.submit(true);
+  for (std::size_t first = 0; first < m_used; ++first) {
+    Warp* level = m_entries[first].level;
+    if (std::any_of(m_entries.begin(), m_entries.begin() + std::ptrdiff_t(first),
+                    [&](const Entry& earlier) { return earlier.level == level; }))
+      continue;  // this level's hemicubes went with its first one
+    m_levelHemicubes.clear();
+    for (std::size_t k = first; k < m_used; ++k)
+      if (m_entries[k].level == level) m_levelHemicubes.push_back(m_entries[k].hemicube);
+    level->warpDrawn(m_levelHemicubes);
+  }
+  m_used = 0;
+}
 
 // Reads each hemicube back into a batch; a TBB task inserts a full batch into the builder while the GL thread
 // renders the next one into the other batch. Turning the hemicubes into samples is the one step that can go
@@ -389,10 +452,9 @@ public:
 // thread alone would convert one core at a time. Either way the samples, and so the store, are the same.
 class CpuWarp final : public Warp {
 public:
-  CpuWarp(gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene, LdcBuilder& builder, float geometryClamp,
-          BakeStats& stats, bool convertOnGlThread = tbb::this_task_arena::max_concurrency() <= 2)
-      : m_hemicubes(hemicubes),
-        m_scene(scene),
+  CpuWarp(HemicubeQueue& queue, LdcBuilder& builder, float geometryClamp, BakeStats& stats,
+          bool convertOnGlThread = tbb::this_task_arena::max_concurrency() <= 2)
+      : Warp(queue),
         m_builder(builder),
         m_clamp(geometryClamp),
         m_stats(stats),
@@ -404,28 +466,31 @@ public:
     }
   }
 
-  void add(const rays::Vpl& vpl, int resolution, bool lastOfBake) override {
-    Batch& batch = m_batches[m_filling];
-    if (batch.samples.size() <= batch.used) batch.samples.emplace_back();
-    if (!m_convertOnGlThread && batch.captures.size() <= batch.used) {
-      batch.captures.emplace_back();
-      batch.powers.emplace_back();
+  void warpDrawn(std::span<const DrawnHemicube> hemicubes) override {
+    for (const DrawnHemicube& drawn : hemicubes) {
+      Batch& batch = m_batches[m_filling];
+      if (batch.samples.size() <= batch.used) batch.samples.emplace_back();
+      m_queue.hemicubes().readBack(*drawn.capture);
+      m_stats.readbackSeconds += m_queue.hemicubes().lastReadbackSeconds();
+      if (m_convertOnGlThread) {
+        const Stopwatch conversionTime;
+        captureToSamples(*drawn.capture, drawn.power, m_clamp, batch.samples[batch.used]);
+        m_conversionSeconds += conversionTime.seconds();
+      } else {  // the task converts it: the batch takes the capture, the queue's slot the batch's old buffers
+        if (batch.captures.size() <= batch.used) {
+          batch.captures.emplace_back();
+          batch.powers.emplace_back();
+        }
+        std::swap(batch.captures[batch.used], *drawn.capture);
+        batch.powers[batch.used] = drawn.power;
+      }
+      batch.pixels += m_convertOnGlThread ? drawn.capture->positions.size() : batch.captures[batch.used].positions.size();
+      ++batch.used;
+      if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes) launch();
     }
-    gpu::HemicubeCapture& capture = m_convertOnGlThread ? m_capture : batch.captures[batch.used];
-    m_hemicubes.render(hemicubeSourceFor(vpl, m_scene), resolution, capture);
-    m_stats.readbackSeconds += m_hemicubes.lastReadbackSeconds();
-    if (m_convertOnGlThread) {
-      const Stopwatch conversionTime;
-      captureToSamples(capture, vpl.power, m_clamp, batch.samples[batch.used]);
-      m_conversionSeconds += conversionTime.seconds();
-    } else {
-      batch.powers[batch.used] = vpl.power;
-    }
-    ++batch.used;
-    batch.pixels += capture.positions.size();
-    if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes || lastOfBake) launch();
   }
   void finish() override {
+    m_queue.flush();
     if (m_batches[m_filling].used > 0) launch();
     wait();
   }
@@ -473,13 +538,10 @@ private:
     m_batches[m_filling].clear();
   }
 
-  gpu::HemicubeRenderer& m_hemicubes;
-  const scene::Scene& m_scene;
   LdcBuilder& m_builder;
   float m_clamp;
   BakeStats& m_stats;
   bool m_convertOnGlThread;
-  gpu::HemicubeCapture m_capture;  // the hemicube the GL thread converts (its buffers reused)
   Batch m_batches[2];
   int m_filling = 0;
   tbb::task_group m_group;
@@ -489,69 +551,21 @@ private:
   double m_insertSeconds[2] = {0.0, 0.0};
 };
 
-// The hemicubes drawn into the atlas's slots and not yet warped, for the GPU warps of both levels: when every
-// slot is full, or a warp is asked to finish, each level inserts its hemicubes of the batch in their order
-// (gpu_insertion.hpp), with one readback a level.
-class GpuBatch {
-public:
-  // clamp: the bound on g of every hemicube (0 = none).
-  GpuBatch(gpu::HemicubeRenderer& hemicubes, float clamp)
-      : m_hemicubes(hemicubes), m_entries(std::size_t(hemicubes.slots())), m_layouts(m_entries.size()),
-        m_clamp(clamp) {}
-
-  void add(GpuInsertion& level, double& levelSeconds, const gpu::HemicubeSource& source, int resolution,
-           const glm::vec3& power) {
-    if (m_used == m_entries.size()) flush();
-    m_hemicubes.draw(source, resolution, m_layouts[m_used], int(m_used));
-    m_entries[m_used] = {&level, &levelSeconds, {&m_layouts[m_used], power}};
-    ++m_used;
-  }
-
-  // Draws the hemicubes queued so far in one pass (timed as rendering), then warps them, each level's in the order
-  // they were drawn, and waits for the GPU.
-  void flush() {
-    m_hemicubes.submit(true);
-    for (std::size_t first = 0; first < m_used; ++first) {
-      GpuInsertion* level = m_entries[first].level;
-      if (std::any_of(m_entries.begin(), m_entries.begin() + std::ptrdiff_t(first),
-                      [&](const Entry& earlier) { return earlier.level == level; }))
-        continue;  // this level's hemicubes went with its first one
-      const Stopwatch warpTime;
-      m_levelBatch.clear();
-      for (std::size_t k = first; k < m_used; ++k)
-        if (m_entries[k].level == level) m_levelBatch.push_back(m_entries[k].hemicube);
-      level->insert(m_hemicubes, m_levelBatch, m_clamp);
-      glFinish();  // so that the insertion's time is its own
-      *m_entries[first].seconds += warpTime.seconds();
-    }
-    m_used = 0;
-  }
-
-private:
-  struct Entry {
-    GpuInsertion* level = nullptr;
-    double* seconds = nullptr;  // the level's warp time
-    GpuInsertion::Hemicube hemicube;
-  };
-  gpu::HemicubeRenderer& m_hemicubes;
-  std::vector<Entry> m_entries;
-  std::vector<gpu::HemicubeCapture> m_layouts;
-  std::vector<GpuInsertion::Hemicube> m_levelBatch;
-  float m_clamp;
-  std::size_t m_used = 0;
-};
-
-// Draws each hemicube into a slot of the shared batch and inserts it on the GPU with the batch (gpu_insertion.hpp).
+// Warps each batch of hemicubes the queue drew on the GPU, where they were drawn (gpu_insertion.hpp).
 class GpuWarp final : public Warp {
 public:
-  GpuWarp(GpuBatch& batch, const scene::Scene& scene, const LdcBuilder& seeded, SplatKernel kernel, int maxResolution,
-          int slots)
-      : m_batch(batch), m_scene(scene), m_insertion(seeded, kernel, maxResolution, slots) {}
+  GpuWarp(HemicubeQueue& queue, const LdcBuilder& seeded, SplatKernel kernel, int maxResolution, float clamp)
+      : Warp(queue), m_insertion(seeded, kernel, maxResolution, queue.hemicubes().slots()), m_clamp(clamp) {}
 
-  void add(const rays::Vpl& vpl, int resolution, bool) override {
-    m_batch.add(m_insertion, m_warpSeconds, hemicubeSourceFor(vpl, m_scene), resolution, vpl.power);
+  void warpDrawn(std::span<const DrawnHemicube> hemicubes) override {
+    const Stopwatch warpTime;
+    m_batch.clear();
+    for (const DrawnHemicube& drawn : hemicubes) m_batch.push_back({drawn.capture, drawn.power});
+    m_insertion.insert(m_queue.hemicubes(), m_batch, m_clamp);
+    glFinish();  // so that the insertion's time is its own
+    m_warpSeconds += warpTime.seconds();
   }
-  void finish() override { m_batch.flush(); }
+  void finish() override { m_queue.flush(); }
   LayerSums layerSums() const override { return LayerSums::fromStore(m_insertion.finalize()); }
   void addStats(BakeStats& stats) const override {
     const GpuInsertionStats gpu = m_insertion.stats();
@@ -564,9 +578,9 @@ public:
   }
 
 private:
-  GpuBatch& m_batch;
-  const scene::Scene& m_scene;
   GpuInsertion m_insertion;
+  float m_clamp;
+  std::vector<GpuInsertion::Hemicube> m_batch;
   double m_warpSeconds = 0.0;
 };
 
@@ -587,7 +601,7 @@ rays::VplSet pathShare(const rays::VplSet& all, std::uint32_t first, std::uint32
 // The bake's levels: the store's (R) and, with --indirect-ldc R2 < R, the coarser one the VPLs after a bounce
 // are warped into.
 struct Levels {
-  std::unique_ptr<GpuBatch> gpuBatch;  // the GPU warps' shared slots (first: the warps refer to it)
+  std::unique_ptr<HemicubeQueue> queue;  // the warps' shared slots (first: the warps refer to it)
   std::unique_ptr<Warp> store, indirect;
   Warp& forVpl(const rays::Vpl& vpl) { return indirect && vpl.bounce > 0 ? *indirect : *store; }
   void finish() {
@@ -603,8 +617,8 @@ struct Levels {
 
 // Renders and warps every VPL in path order. Checkpoints and the time budget act between light paths: when VPL
 // i belongs to path P, paths 0 .. P−1 are complete once the warp has finished. Returns the paths completed.
-std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, Levels& warp,
-                          const BakeProgress& progress, const BakeCheckpoints* checkpoints,
+std::uint32_t warpAllVpls(const scene::Scene& scene, const rays::VplSet& vpls, const BakeOptions& options,
+                          Levels& warp, const BakeProgress& progress, const BakeCheckpoints* checkpoints,
                           const Stopwatch& bakeTime, double& checkpointSeconds, BakeStats& stats) {
   std::size_t nextCheckpoint = 0;
   auto bakeSeconds = [&] { return bakeTime.seconds() - checkpointSeconds; };
@@ -631,7 +645,7 @@ std::uint32_t warpAllVpls(const rays::VplSet& vpls, const BakeOptions& options, 
       }
     }
     const int resolution = hemicubeResolutionFor(vpl, options);
-    warp.forVpl(vpl).add(vpl, resolution, i + 1 == total);
+    warp.forVpl(vpl).add(vpl, scene, resolution);
     // A hemicube's atlas holds 3H² pixels (a front face and four half faces), a point light's cube 6H².
     stats.hemicubePixels +=
         std::size_t(vpl.kind == rays::VplKind::Point ? 6 : 3) * std::size_t(resolution) * std::size_t(resolution);
@@ -693,12 +707,11 @@ LdcBuilder seededBuilder(const scene::Scene& scene, BakeOptions options, int res
   return builder;
 }
 
-std::unique_ptr<Warp> makeWarp(WarpDevice device, gpu::HemicubeRenderer& hemicubes, const scene::Scene& scene,
-                               LdcBuilder& builder, const BakeOptions& options, float geometryClamp, BakeStats& stats,
-                               GpuBatch* gpuBatch, int maxResolution) {
+std::unique_ptr<Warp> makeWarp(WarpDevice device, HemicubeQueue& queue, LdcBuilder& builder, const BakeOptions& options,
+                               float geometryClamp, BakeStats& stats, int maxResolution) {
   if (device == WarpDevice::Gpu)
-    return std::make_unique<GpuWarp>(*gpuBatch, scene, builder, options.splat, maxResolution, hemicubes.slots());
-  return std::make_unique<CpuWarp>(hemicubes, scene, builder, geometryClamp, stats);
+    return std::make_unique<GpuWarp>(queue, builder, options.splat, maxResolution, geometryClamp);
+  return std::make_unique<CpuWarp>(queue, builder, geometryClamp, stats);
 }
 
 // A level's share of the statistics: its writes and samples add up, the times too.
@@ -778,6 +791,15 @@ int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
   const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
   const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
   return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, std::min(kMaxSlots, limit)));
+}
+
+int hemicubeSlots(const BakeOptions& options, WarpDevice warp, int maxResolution, int levels) {
+  if (warp == WarpDevice::Gpu) return gpuBatchSlots(options, maxResolution, levels);
+  // The CPU warp reads each hemicube back, one a pass. Alone, 971 bounce hemicubes of the Cornell box (H = 64) drew
+  // in 0.20 s sixteen a pass against 0.30 s one a pass on llvmpipe; but in the default bake, beside the insertion
+  // on the other core, sixteen a pass took 2.8–2.9 s to render against 2.2 s (5.7–6.1 s against 5.3–5.4 s in all,
+  // one busy hour), as a pass's readbacks find its atlases out of the cache and llvmpipe's threads wait longer.
+  return 1;
 }
 
 bool rendersHemicube(const rays::Vpl& vpl, const BakeOptions& options) {
@@ -940,19 +962,18 @@ LightPathBake bakeLightPathsWith(const scene::Scene& scene, const BakeOptions& o
 
   const gpu::SceneRenderer renderer(scene);
   const int maxResolution = renderedHemicubeResolution(vpls, options);
-  const int slots = warpDevice == WarpDevice::Gpu ? gpuBatchSlots(options, maxResolution, twoLevels ? 2 : 1) : 1;
-  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution,
+                                  hemicubeSlots(options, warpDevice, maxResolution, twoLevels ? 2 : 1));
   Levels levels;
-  if (warpDevice == WarpDevice::Gpu) levels.gpuBatch = std::make_unique<GpuBatch>(hemicubes, geometryClamp);
+  levels.queue = std::make_unique<HemicubeQueue>(hemicubes);
   auto levelWarp = [&](LdcBuilder& level) {
-    return makeWarp(warpDevice, hemicubes, scene, level, options, geometryClamp, stats, levels.gpuBatch.get(),
-                    maxResolution);
+    return makeWarp(warpDevice, *levels.queue, level, options, geometryClamp, stats, maxResolution);
   };
   levels.store = levelWarp(builder);
   if (coarse) levels.indirect = levelWarp(*coarse);
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
-      warpAllVpls(vpls, options, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
+      warpAllVpls(scene, vpls, options, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
   stats.renderSeconds = hemicubes.renderSeconds();
   stats.trianglesSubmitted = hemicubes.trianglesSubmitted();
   stats.renderPasses = hemicubes.passes();

@@ -277,6 +277,9 @@ int renderedHemicubeResolution(const rays::VplSet& vpls, const BakeOptions& opti
 // The GPU warp's hemicubes a batch, for hemicubes of up to `maxResolution` warped into `levels` levels:
 // options.gpuBatchHemicubes, or what an eighth of the GPU's free memory holds; within GL's limits.
 int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels);
+// The atlas slots a bake with `warp` draws its hemicubes into, a pass for as many: the GPU warp's batch, or one for
+// the CPU warp, which reads each back.
+int hemicubeSlots(const BakeOptions& options, WarpDevice warp, int maxResolution, int levels);
 LightPathBake bakeLightPaths(const scene::Scene& scene, const BakeOptions& options, const BakeProgress& progress = {},
                              const BakeCheckpoints* checkpoints = nullptr);
 

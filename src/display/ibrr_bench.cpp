@@ -312,25 +312,28 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& 
   const gpu::SceneRenderer renderer(scene);
   const int maxResolution = bake::renderedHemicubeResolution(vpls, options);
   const int levels = bake::indirectLevelResolution(options) != options.ldcResolution ? 2 : 1;
-  const int slots = warp == bake::WarpDevice::Gpu ? bake::gpuBatchSlots(options, maxResolution, levels) : 1;
-  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution, slots);
-  gpu::HemicubeCapture capture;
+  gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution,
+                                  bake::hemicubeSlots(options, warp, maxResolution, levels));
+  std::vector<gpu::HemicubeCapture> captures(static_cast<std::size_t>(hemicubes.slots()));
+  // A pass as the bake draws it; the CPU warp's bake reads each hemicube back.
+  std::size_t queued = 0;
+  auto pass = [&] {
+    hemicubes.submit(true);
+    if (warp == bake::WarpDevice::Cpu)
+      for (std::size_t k = 0; k < queued; ++k) hemicubes.readBack(captures[k]);
+    queued = 0;
+  };
   glFinish();
   const Stopwatch renderTime;
-  int slot = 0;
   for (const rays::Vpl& vpl : vpls.vpls) {
     throwIfInterrupted();  // the conference room's 4,096 paths render for minutes
     if (!bake::rendersHemicube(vpl, options)) continue;
-    const gpu::HemicubeSource source = bake::hemicubeSourceFor(vpl, scene);
-    const int resolution = bake::hemicubeResolutionFor(vpl, options);
-    if (warp == bake::WarpDevice::Gpu) {
-      hemicubes.draw(source, resolution, capture, slot);
-      slot = (slot + 1) % slots;
-    } else {
-      hemicubes.render(source, resolution, capture);
-    }
+    if (queued == captures.size()) pass();
+    hemicubes.draw(bake::hemicubeSourceFor(vpl, scene), bake::hemicubeResolutionFor(vpl, options), captures[queued],
+                   int(queued));
+    ++queued;
   }
-  hemicubes.submit(true);
+  pass();
   return renderTime.seconds();
 }
 

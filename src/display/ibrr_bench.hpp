@@ -25,9 +25,9 @@ struct IbrrBenchOptions {
 };
 
 // Renders every hemicube that a bake with `options` renders for `vpls` (bake::generateBakeVpls), with no warp, and
-// returns the seconds: the floor under the bake's wall time. For the CPU warp each hemicube is read back, as that
-// warp needs; for the GPU warp they are drawn into the atlas's slots in turn, as that warp's batches are, and
-// waited for once. Needs a current context; stops at an interrupt (throws ibrr::Interrupted).
+// returns the seconds: the floor under the bake's wall time. They are drawn as the bake draws them, a pass for as
+// many as the atlas's slots hold (bake::hemicubeSlots); for the CPU warp each hemicube is then read back, as that
+// warp needs. Needs a current context; stops at an interrupt (throws ibrr::Interrupted).
 double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& vpls, const bake::BakeOptions& options,
                                  bake::WarpDevice warp);
 
