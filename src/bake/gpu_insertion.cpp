@@ -224,17 +224,23 @@ void GpuInsertion::bindBuffers() const {
 }
 
 // The batch's hemicube records: each one's slot, layout and stamp (m_hemicubes + 1 + k), its power, and its sums
-// (its place in its dispatch of m_dispatchHemicubes).
+// (its place in its dispatch). A dispatch takes consecutive hemicubes of one resolution (a dispatch is sized for
+// its largest), at most m_dispatchHemicubes: their first indices go to m_dispatchFirsts, with the batch's end.
 void GpuInsertion::uploadRecords(std::span<const Hemicube> batch) {
+  m_dispatchFirsts.clear();
   for (std::size_t k = 0; k < batch.size(); ++k) {
     const gpu::HemicubeCapture& layout = *batch[k].layout;
+    if (k == 0 || k - m_dispatchFirsts.back() == std::size_t(m_dispatchHemicubes) ||
+        layout.resolution != batch[m_dispatchFirsts.back()].layout->resolution)
+      m_dispatchFirsts.push_back(k);
     const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
     const int sideFaceRows = layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution;
-    const std::size_t sumsBase = (k % std::size_t(m_dispatchHemicubes)) * m_capacity;
+    const std::size_t sumsBase = (k - m_dispatchFirsts.back()) * m_capacity;
     m_records[k] = {glm::vec4(layout.centre, layout.coverage), glm::vec4(batch[k].power, 0.0f),
                     glm::ivec4(layout.atlasLayer, layout.resolution, rows, sideFaceRows),
                     glm::uvec4(std::uint32_t(m_hemicubes + 1 + k), std::uint32_t(sumsBase), 0u, 0u)};
   }
+  m_dispatchFirsts.push_back(batch.size());
   upload(m_recordBuffer, 0, batch.size(), m_records);
 }
 
@@ -360,9 +366,10 @@ void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const He
     if (m_capacity != capacity) uploadRecords(batch);  // the sums moved
     bindBuffers();  // buffers may have grown
   }
-  // Then the batch's hemicubes as many a dispatch as their sums fit, each dispatch flushed in hemicube order.
-  for (std::size_t first = 0; first < batch.size(); first += std::size_t(m_dispatchHemicubes)) {
-    const std::size_t count = std::min(batch.size() - first, std::size_t(m_dispatchHemicubes));
+  // Then the batch's hemicubes, as many a dispatch as their sums fit (uploadRecords), each dispatch flushed in
+  // hemicube order.
+  for (std::size_t d = 0; d + 1 < m_dispatchFirsts.size(); ++d) {
+    const std::size_t first = m_dispatchFirsts[d], count = m_dispatchFirsts[d + 1] - first;
     glProgramUniform1ui(m_insert.id(), kGroup, ++m_dispatches);
     dispatchInsert(batch, first, count, false);
     flushDispatch(first, count);

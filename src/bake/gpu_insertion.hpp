@@ -105,6 +105,7 @@ private:
   int m_slots = 1;
   std::uint64_t m_sumBudget = 0;   // bytes the sums of a dispatch's hemicubes may take
   int m_dispatchHemicubes = 1;     // hemicubes a dispatch takes: sets of sums (each m_capacity layers) the budget holds
+  std::vector<std::size_t> m_dispatchFirsts;  // the batch's dispatches: the first hemicube of each, then the end
   std::uint32_t m_dispatches = 0;  // the stamp of the last accumulating dispatch
   gpu::Program m_insert, m_flush;
   std::uint64_t m_hemicubes = 0;
