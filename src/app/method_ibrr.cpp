@@ -166,10 +166,13 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
   std::printf("store            R = %d, %llu layers, %.2f layers per occupied pixel, %.1f MiB (%.0f bytes per layer)\n",
               result.store.frame().resolution(), static_cast<unsigned long long>(store.layerCount),
               store.layersPerOccupiedPixel, double(store.totalBytes) / (1024.0 * 1024.0), store.bytesPerLayer);
-  if (s.warp == bake::WarpDevice::Gpu)  // the draws are submitted, and the GPU runs them with the batch's warp
-    std::printf("time             %.2f s: light paths %.2f s, render (submitting) %.2f s, warp %.2f s (batches of "
-                "hemicubes drawn and warped on the GPU, each waited for)\n",
-                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds);
+  if (s.warp == bake::WarpDevice::Gpu)  // the GPU draws and warps each batch while the host queues the next
+    std::printf("time             %.2f s: light paths %.2f s, render %.2f s, warp %.2f s (%s: %llu hemicubes "
+                "drawn in %llu passes and warped in %llu dispatches)\n",
+                s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds,
+                s.gpuTimes ? "the GPU's time, overlapped with the host's work" : "each pass and batch waited for",
+                static_cast<unsigned long long>(s.hemicubes), static_cast<unsigned long long>(s.renderPasses),
+                static_cast<unsigned long long>(s.warpDispatches));
   else
     std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (conversion "
                 "%.2f s, insertion %.2f s, overlapped), waiting for the warp %.2f s\n",

@@ -325,9 +325,7 @@ namespace {
 // The GPU warp matches the CPU warp on llvmpipe; on a hardware GPU the batched warp is not yet measured against it
 // (docs/ibrr.md, "The GPU warp").
 void warnOfHardwareGpuWarp() {
-  gpu::ContextInfo info;
-  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-  info.renderer = renderer ? renderer : "";
+  const gpu::ContextInfo info = gpu::currentRenderer();
   if (!info.isSoftware())
     warn("--warp gpu on " + info.renderer +
          ": on a hardware GPU this warp's store may differ from the CPU warp's (docs/ibrr.md, \"The GPU warp\"); "
@@ -383,8 +381,13 @@ class Warp;
 // the order they were queued.
 class HemicubeQueue {
 public:
-  explicit HemicubeQueue(gpu::HemicubeRenderer& hemicubes)
-      : m_hemicubes(hemicubes), m_entries(std::size_t(hemicubes.slots())), m_captures(m_entries.size()) {}
+  // waitForEachPass: for a warp that reads the hemicubes back at once (the CPU warp), each pass is waited for and
+  // timed on the host; otherwise the GPU times it and the host goes on (HemicubeRenderer::submit).
+  HemicubeQueue(gpu::HemicubeRenderer& hemicubes, bool waitForEachPass)
+      : m_hemicubes(hemicubes),
+        m_waitForEachPass(waitForEachPass),
+        m_entries(std::size_t(hemicubes.slots())),
+        m_captures(m_entries.size()) {}
   void add(Warp& level, const gpu::HemicubeSource& source, int resolution, const glm::vec3& power);
   // Draws the queued hemicubes in one pass (timed as rendering), hands each level its own and empties the queue.
   void flush();
@@ -396,6 +399,7 @@ private:
     DrawnHemicube hemicube;
   };
   gpu::HemicubeRenderer& m_hemicubes;
+  bool m_waitForEachPass;
   std::vector<Entry> m_entries;
   std::vector<gpu::HemicubeCapture> m_captures;  // a slot each
   std::vector<DrawnHemicube> m_levelHemicubes;
@@ -429,7 +433,7 @@ void HemicubeQueue::add(Warp& level, const gpu::HemicubeSource& source, int reso
 
 void HemicubeQueue::flush() {
   if (m_used == 0) return;
-  m_hemicubes.submit(true);
+  m_hemicubes.submit(m_waitForEachPass);
   for (std::size_t first = 0; first < m_used; ++first) {
     Warp* level = m_entries[first].level;
     if (std::any_of(m_entries.begin(), m_entries.begin() + std::ptrdiff_t(first),
@@ -557,19 +561,25 @@ public:
   GpuWarp(HemicubeQueue& queue, const LdcBuilder& seeded, SplatKernel kernel, int maxResolution, float clamp)
       : Warp(queue), m_insertion(seeded, kernel, maxResolution, queue.hemicubes().slots()), m_clamp(clamp) {}
 
+  // Queues the batch's dispatches with no wait but the batch's miss count (gpu_insertion.hpp), their GPU time
+  // measured by a query; on a software GL, whose queries measure nothing, waited for and timed on the host.
   void warpDrawn(std::span<const DrawnHemicube> hemicubes) override {
-    const Stopwatch warpTime;
     m_batch.clear();
     for (const DrawnHemicube& drawn : hemicubes) m_batch.push_back({drawn.capture, drawn.power});
+    const Stopwatch warpTime;
+    if (!m_software) m_warpTime.begin();
     m_insertion.insert(m_queue.hemicubes(), m_batch, m_clamp);
-    glFinish();  // so that the insertion's time is its own
-    m_warpSeconds += warpTime.seconds();
+    if (!m_software) m_warpTime.end();
+    if (m_software) {
+      glFinish();
+      m_hostWarpSeconds += warpTime.seconds();
+    }
   }
   void finish() override { m_queue.flush(); }
   LayerSums layerSums() const override { return LayerSums::fromStore(m_insertion.finalize()); }
   void addStats(BakeStats& stats) const override {
     const GpuInsertionStats gpu = m_insertion.stats();
-    stats.warpSeconds = stats.insertSeconds = m_warpSeconds;
+    stats.warpSeconds = stats.insertSeconds = m_software ? m_hostWarpSeconds : m_warpTime.seconds();
     stats.samplesInserted = gpu.samples;
     stats.pixelWrites = gpu.pixelWrites;
     stats.openedLayers = gpu.openedLayers;
@@ -581,7 +591,9 @@ private:
   GpuInsertion m_insertion;
   float m_clamp;
   std::vector<GpuInsertion::Hemicube> m_batch;
-  double m_warpSeconds = 0.0;
+  bool m_software = gpu::currentRenderer().isSoftware();
+  gpu::GpuTimeTotal m_warpTime;
+  double m_hostWarpSeconds = 0.0;
 };
 
 // The VPLs of light paths [first, end) of `all` from bounce `firstBounce` on, with their per-bounce counts.
@@ -965,7 +977,8 @@ LightPathBake bakeLightPathsWith(const scene::Scene& scene, const BakeOptions& o
   gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution,
                                   hemicubeSlots(options, warpDevice, maxResolution, twoLevels ? 2 : 1));
   Levels levels;
-  levels.queue = std::make_unique<HemicubeQueue>(hemicubes);
+  const bool software = gpu::currentRenderer().isSoftware();  // its time queries measure nothing
+  levels.queue = std::make_unique<HemicubeQueue>(hemicubes, warpDevice == WarpDevice::Cpu || software);
   auto levelWarp = [&](LdcBuilder& level) {
     return makeWarp(warpDevice, *levels.queue, level, options, geometryClamp, stats, maxResolution);
   };
@@ -974,7 +987,10 @@ LightPathBake bakeLightPathsWith(const scene::Scene& scene, const BakeOptions& o
   double checkpointSeconds = 0.0;  // spent in callbacks, left out of the bake's times
   stats.pathsCompleted =
       warpAllVpls(scene, vpls, options, levels, progress, checkpoints, bakeTime, checkpointSeconds, stats);
-  stats.renderSeconds = hemicubes.renderSeconds();
+  // The CPU warp (and any warp on a software GL) waits for each pass: the host's time is the rendering's. The GPU
+  // warp on a GPU does not: the GPU's is.
+  stats.gpuTimes = warpDevice == WarpDevice::Gpu && !software;
+  stats.renderSeconds = stats.gpuTimes ? hemicubes.gpuPassSeconds() : hemicubes.renderSeconds();
   stats.trianglesSubmitted = hemicubes.trianglesSubmitted();
   stats.renderPasses = hemicubes.passes();
   std::optional<std::vector<glm::vec3>> storeDirect;

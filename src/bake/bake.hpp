@@ -122,17 +122,19 @@ struct BakeStats {
   std::uint64_t seedSamples = 0;      // geometry seeds (seedLayersFromGeometry)
   double seedSeconds = 0.0;           // making and inserting the seeds
   double vplSeconds = 0.0;            // light paths
-  double renderSeconds = 0.0;         // GL submission + rasterisation (GL thread)
+  double renderSeconds = 0.0;         // CPU warp: GL submission + rasterisation (GL thread); GPU warp: the passes'
+                                      // GPU time
   double readbackSeconds = 0.0;       // glGetTextureSubImage (GL thread; CPU warp only)
   double warpSeconds = 0.0;           // CPU: conversion to samples (on the GL thread or in the task, CpuWarp) +
                                       // LDC insertion (a TBB task, overlapped with rendering); GPU: the
-                                      // insertion passes, from their submission to the end of the batch
+                                      // insertion's GPU time, from its first dispatch to its last a batch
   double insertSeconds = 0.0;         // of which LDC insertion
   double waitSeconds = 0.0;           // GL thread waiting for the warp to free a batch (CPU warp)
   std::uint64_t pixelWrites = 0;      // (sample, LDI pixel) pairs the splats covered
   std::uint64_t seedLayers = 0;       // layers the geometry seeds made
   std::uint64_t openedLayers = 0;     // layers the hemicubes opened (surfaces the seeds lack)
   WarpDevice warp = WarpDevice::Cpu;  // the device that warped
+  bool gpuTimes = false;              // render and warp seconds are the GPU's (the GPU warp on a hardware GPU)
   bool biasCompensated = false;       // the compensation pass ran (on, and the store was clamped)
   double biasSeconds = 0.0;           // the compensation pass (Embree, TBB), after the warp
   std::uint64_t biasRays = 0;         // its probe, cosine and shadow rays

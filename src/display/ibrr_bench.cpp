@@ -315,10 +315,10 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& 
   gpu::HemicubeRenderer hemicubes(renderer, scene, maxResolution,
                                   bake::hemicubeSlots(options, warp, maxResolution, levels));
   std::vector<gpu::HemicubeCapture> captures(static_cast<std::size_t>(hemicubes.slots()));
-  // A pass as the bake draws it; the CPU warp's bake reads each hemicube back.
+  // A pass as the bake draws it; the CPU warp's bake waits for it and reads each hemicube back.
   std::size_t queued = 0;
   auto pass = [&] {
-    hemicubes.submit(true);
+    hemicubes.submit(warp == bake::WarpDevice::Cpu);
     if (warp == bake::WarpDevice::Cpu)
       for (std::size_t k = 0; k < queued; ++k) hemicubes.readBack(captures[k]);
     queued = 0;
@@ -334,6 +334,7 @@ double hemicubeRenderOnlySeconds(const scene::Scene& scene, const rays::VplSet& 
     ++queued;
   }
   pass();
+  glFinish();
   return renderTime.seconds();
 }
 

@@ -17,6 +17,15 @@ bool hasGlExtension(const char* name) {
   return false;
 }
 
+ContextInfo currentRenderer() {
+  ContextInfo info;
+  const auto* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const auto* vendor = reinterpret_cast<const char*>(glGetString(GL_VENDOR));
+  info.renderer = renderer ? renderer : "";
+  info.vendor = vendor ? vendor : "";
+  return info;
+}
+
 ReversedDepthPass::ReversedDepthPass(unsigned framebuffer) {
   glClipControl(GL_LOWER_LEFT, GL_ZERO_TO_ONE);
   glEnable(GL_DEPTH_TEST);

@@ -34,6 +34,8 @@ public:
 
 // True when the current context exposes the GL extension `name` (GL_EXTENSIONS, one by one).
 bool hasGlExtension(const char* name);
+// The renderer and vendor of the current context (the rest of ContextInfo left empty): enough for isSoftware().
+ContextInfo currentRenderer();
 
 // Reversed depth for a pass seen through a camera (scene::Camera::projection): depth 1 at the near plane and 0 at
 // the far one, in GL's [0, 1] clip range (glClipControl), cleared to 0 and tested with GL_GREATER. A 32-bit float

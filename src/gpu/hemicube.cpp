@@ -206,7 +206,9 @@ void HemicubeRenderer::submit(bool waitForGpu) {
     glDisable(GL_BLEND);
     glEnable(GL_SCISSOR_TEST);
     m_program.use();
+    if (!waitForGpu) m_passTime.begin();
     m_trianglesSubmitted += m_renderer.drawViews(m_faceViewProjections);
+    if (!waitForGpu) m_passTime.end();
     glDisable(GL_SCISSOR_TEST);
     glBindFramebuffer(GL_FRAMEBUFFER, 0);
     ++m_passes;

@@ -87,8 +87,9 @@ public:
   // buffers. Submits the batch queued so far first when it holds this slot already, or when it holds as many
   // face layouts as the viewports can tell apart (maxBatchLayouts()).
   void draw(const HemicubeSource& source, int resolution, HemicubeCapture& capture, int slot = 0);
-  // Draws every queued hemicube in one pass, without waiting for the GPU (waitForGpu: with a glFinish, timed
-  // with the drawing); the atlas stays on the GPU (positionTexture()).
+  // Draws every queued hemicube in one pass, without waiting for the GPU, its GPU time measured by a query
+  // (gpuPassSeconds()); waitForGpu: with a glFinish instead, timed with the drawing. The atlas stays on the GPU
+  // (positionTexture()).
   void submit(bool waitForGpu = false);
   // Reads the atlas of the draw() that filled `capture` into it, w = 1 where that draw covered a texel, else 0
   // (submitting the queued hemicubes first).
@@ -114,6 +115,8 @@ public:
   // Totals since construction: seconds spent queueing and submitting hemicubes (with the waits that render()
   // and submit(true) add), passes drawn and triangles submitted (over all faces, after culling).
   [[nodiscard]] double renderSeconds() const { return m_renderSeconds; }
+  // The GPU time of the passes submitted without waiting (waits for the last of them).
+  [[nodiscard]] double gpuPassSeconds() const { return m_passTime.seconds(); }
   [[nodiscard]] std::uint64_t passes() const { return m_passes; }
   [[nodiscard]] std::uint64_t trianglesSubmitted() const { return m_trianglesSubmitted; }
   // Seconds spent in the last readBack().
@@ -167,6 +170,7 @@ private:
   Buffer m_faceBuffer, m_sourceBuffer;
   Program m_program;
   double m_renderSeconds = 0.0;
+  GpuTimeTotal m_passTime;
   double m_lastReadbackSeconds = 0.0;
   std::uint64_t m_passes = 0;
   std::uint64_t m_trianglesSubmitted = 0;

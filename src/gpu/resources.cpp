@@ -92,6 +92,23 @@ double GpuTimer::milliseconds() const {
   return double(nanoseconds) * 1e-6;
 }
 
+void GpuTimeTotal::begin() {
+  constexpr std::size_t kPendingSpans = 16;  // older spans than these have long finished: reading them waits for nothing
+  if (m_spans.size() > 2 * kPendingSpans) resolve(kPendingSpans);
+  m_spans.emplace_back().begin();
+}
+void GpuTimeTotal::end() { m_spans.back().end(); }
+double GpuTimeTotal::seconds() const {
+  resolve(0);
+  return m_seconds;
+}
+void GpuTimeTotal::resolve(std::size_t keep) const {
+  if (m_spans.size() <= keep) return;
+  const auto resolved = m_spans.end() - std::ptrdiff_t(keep);
+  for (auto span = m_spans.begin(); span != resolved; ++span) m_seconds += 1e-3 * span->milliseconds();
+  m_spans.erase(m_spans.begin(), resolved);
+}
+
 namespace {
 std::atomic<std::uint64_t> g_textureReadbacks{0};
 }  // namespace

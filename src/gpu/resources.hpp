@@ -125,6 +125,22 @@ private:
   Query m_query;
 };
 
+// The GPU time of many spans of commands (GL_TIME_ELAPSED, one query a span), summed without waiting for the GPU
+// until seconds() is asked: a span's result is read only once several later spans have begun.
+class GpuTimeTotal {
+public:
+  void begin();
+  void end();
+  // Waits for every span's result; seconds of GPU time in all.
+  [[nodiscard]] double seconds() const;
+
+private:
+  // Adds the results of all but the last `keep` spans to m_seconds and drops their queries.
+  void resolve(std::size_t keep) const;
+  mutable std::vector<GpuTimer> m_spans;
+  mutable double m_seconds = 0.0;
+};
+
 // Reads level 0 of a width × height texture as float RGBA in GL's row order (the bottom row first). Every call
 // counts one texture readback.
 std::vector<glm::vec4> readTexture(GLuint texture, int width, int height);
