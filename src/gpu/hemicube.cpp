@@ -88,7 +88,6 @@ HemicubeRenderer::HemicubeRenderer(const SceneRenderer& renderer, const scene::S
     const GLuint framebuffer = m_framebuffers.emplace_back(Framebuffer::create()).id();
     glNamedFramebufferTextureLayer(framebuffer, GL_COLOR_ATTACHMENT0, m_positionTarget.id(), 0, slot);
     glNamedFramebufferTextureLayer(framebuffer, GL_COLOR_ATTACHMENT1, m_normalTarget.id(), 0, slot);
-    glNamedFramebufferTextureLayer(framebuffer, GL_DEPTH_ATTACHMENT, m_depthTarget.id(), 0, slot);
     glNamedFramebufferDrawBuffers(framebuffer, 2, attachments);
     m_framebuffers.back().checkComplete("hemicube");
   }
@@ -153,8 +152,8 @@ void HemicubeRenderer::draw(const HemicubeSource& source, int resolution, Hemicu
       source.position + (source.profile == EmissionProfile::LambertianSurface ? m_surfaceOffset : 0.0f) * axis;
   capture.faces = hemicubeFaces(axis, resolution, fullCube);
   capture.atlasLayer = slot;
-  // Unscissored clears of the slot's layer, which llvmpipe does per tile; only the depth is cleared for every
-  // hemicube, the colour targets carry coverage marks (see the header).
+  // The colour targets carry coverage marks (see the header): cleared only when the slot may hold this mark, with
+  // an unscissored clear, which llvmpipe does per tile. The pass clears the depth.
   glDisable(GL_SCISSOR_TEST);
   capture.coverage = nextCoverage(slot);
   const auto hemicube = static_cast<std::int32_t>(m_sources.size());
@@ -198,7 +197,7 @@ void HemicubeRenderer::submit(bool waitForGpu) {
     glViewportArrayv(0, GLsizei(viewports.size() / 4), viewports.data());
     glScissorArrayv(0, GLsizei(scissors.size() / 4), scissors.data());
     glBindFramebuffer(GL_FRAMEBUFFER, m_batchFramebuffer.id());
-    glDisable(GL_SCISSOR_TEST);
+    glDisable(GL_SCISSOR_TEST);  // the depth of every slot, unscissored
     glClearNamedFramebufferfi(m_batchFramebuffer.id(), GL_DEPTH_STENCIL, 0, 1.0f, 0);
     glEnable(GL_DEPTH_TEST);
     glDepthFunc(GL_LESS);

@@ -8,20 +8,22 @@
 // the 3H² pixels of a hemicube). Full cube: six full faces (6H rows). Each half face keeps only the
 // half of its 90° frustum above the VPL's tangent plane. The atlas is a 2D array texture of
 // maxResolution × 6·maxResolution texels, one layer (a slot) a hemicube, so that the GPU warp can
-// draw a batch of hemicubes before it warps them (src/bake/gpu_insertion.hpp). A batch is one pass: every face
-// of every queued hemicube goes out in one multi-draw (SceneRenderer::drawViews, each face culled against its
-// own frustum), routed by hemicube.vert to its slot (gl_Layer) and its rows (gl_ViewportIndex). Every slot is
-// drawn at the same window coordinates, so a hemicube's texels do not depend on its slot or its batch.
+// draw a batch of hemicubes before it warps them (src/bake/gpu_insertion.hpp). A batch is one pass: every
+// face of every queued hemicube goes out in one multi-draw (SceneRenderer::drawViews, each face culled
+// against its own frustum), routed by hemicube.vert to its slot (gl_Layer) and its rows
+// (gl_ViewportIndex). Every slot is drawn at the same window coordinates, so a hemicube's texels do not
+// depend on its slot or its batch.
 //
 // Per atlas pixel the readback holds the world position (w = 1 where covered) and the normal on
 // the side facing the VPL with the geometry term g = I(ω)/Φ · cosθx / r² (see hemicube.frag).
 //
-// Coverage marks: the colour targets are not cleared between draws, only the depth buffer (on llvmpipe a
-// clear of the two RGBA32F targets cost more than the drawing). Each draw writes its own mark, an integer
-// 1 ≤ m < 2^24 (exact in a float), into the w of the positions it covers; a texel whose w holds another mark
-// is left over from an earlier draw and counts as not covered. readBack() turns the marks into w ∈ {0, 1};
-// the GPU warp compares w with HemicubeCapture::coverage. A slot's targets are cleared to 0 (no mark) before
-// its first draw, and again before its first draw after the marks have run out and started over.
+// Coverage marks: the colour targets are not cleared between hemicubes, only the depth buffer, once a pass
+// (on llvmpipe a clear of the two RGBA32F targets cost more than the drawing). Each hemicube writes its own
+// mark, an integer 1 ≤ m < 2^24 (exact in a float), into the w of the positions it covers; a texel whose w
+// holds another mark is left over from an earlier hemicube in its slot and counts as not covered. readBack()
+// turns the marks into w ∈ {0, 1}; the GPU warp compares w with HemicubeCapture::coverage. A slot's targets
+// are cleared to 0 (no mark) before its first hemicube, and again before its first after the marks have run
+// out and started over.
 #include "gpu/resources.hpp"
 #include "gpu/scene_renderer.hpp"
 #include "scene/scene.hpp"
@@ -151,7 +153,7 @@ private:
   Texture m_normalTarget;
   Texture m_depthTarget;
   Framebuffer m_batchFramebuffer;           // every layer of the three targets: the pass draws into it
-  std::vector<Framebuffer> m_framebuffers;  // one a slot, its layer of each target: the clears
+  std::vector<Framebuffer> m_framebuffers;  // one a slot, its layer of the colour targets: their clears
   std::uint32_t m_lastCoverage = 0;  // the mark of the last draw (0: none yet)
   std::uint32_t m_coverageRound = 1;  // how many times the marks have started from 1
   std::vector<std::uint32_t> m_slotRound;  // per slot: the round its colour targets were last cleared in
