@@ -24,7 +24,8 @@
 
 layout(local_size_x = 8, local_size_y = 8) in;
 
-layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;  // xyz world, w = its hemicube's coverage mark where covered
+// xyz world, w = its hemicube's coverage mark where covered
+layout(binding = IBRR_T_WARP_POSITION) uniform sampler2DArray u_atlasPosition;
 layout(binding = IBRR_T_WARP_NORMAL) uniform sampler2DArray u_atlasNormal;    // xyz normal facing the VPL, w = g
 
 layout(location = IBRR_U_WARP_FIRST_HEMICUBE) uniform int u_firstHemicube;  // b_hemicubes[u_firstHemicube + z] is z's

@@ -12,8 +12,10 @@
 
 layout(std430, binding = IBRR_B_WARP_OFFSETS) readonly buffer LayerOffsets { uint b_offsets[]; };  // 3R² + 1
 layout(std430, binding = IBRR_B_WARP_PLANES) readonly buffer LayerPlanes { vec4 b_planes[]; };    // (n, d)
-layout(std430, binding = IBRR_B_WARP_SUMS) coherent buffer LayerSums { uint b_sums[]; };        // 4 per layer and hemicube: Σag lo, hi, Σa lo, hi
-layout(std430, binding = IBRR_B_WARP_STAMPS) coherent buffer LayerStamps { uint b_stamps[]; };    // the last dispatch that touched it
+// 4 per layer and hemicube of a dispatch: Σag lo, hi, Σa lo, hi
+layout(std430, binding = IBRR_B_WARP_SUMS) coherent buffer LayerSums { uint b_sums[]; };
+// per layer: the stamp of the last dispatch that touched it
+layout(std430, binding = IBRR_B_WARP_STAMPS) coherent buffer LayerStamps { uint b_stamps[]; };
 layout(std430, binding = IBRR_B_WARP_TOUCHED) buffer TouchedLayers { uint b_touched[]; };
 layout(std430, binding = IBRR_B_WARP_TOTALS) buffer LayerTotals { vec4 b_totals[]; };  // Σ_h B_h (rgb, units of Φ·g), count (w)
 // [0..2] the flush's indirect dispatch (groups, 1, 1), [3] touched count, [4] [5] pixel writes (lo, hi),

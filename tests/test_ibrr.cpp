@@ -520,8 +520,8 @@ bake::BakeOptions conferenceTestBake() {
 // stores agree within the float rounding of the CPU's sums, on any processor that emulates the GPU. A batch of
 // hemicubes is drawn in one pass and warped as if its hemicubes came one by one: a bake with batches of 3 (split
 // inside light paths and, with two levels, between them; three hemicubes a dispatch) gives the same bytes as one
-// with the default batch (a dispatch takes all the hemicubes of a level in the batch when their sums fit). One test case a scene below,
-// so that ctest runs them side by side.
+// with the default batch (a dispatch takes all the hemicubes of a level in the batch when their sums fit). One
+// test case a scene below, so that ctest runs them side by side.
 void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
   test::glContext();
   const scene::Scene scene = scene::loadScene(test::sceneDir() / sceneFile);

@@ -476,6 +476,7 @@ public:
       if (batch.samples.size() <= batch.used) batch.samples.emplace_back();
       m_queue.hemicubes().readBack(*drawn.capture);
       m_stats.readbackSeconds += m_queue.hemicubes().lastReadbackSeconds();
+      batch.pixels += drawn.capture->positions.size();
       if (m_convertOnGlThread) {
         const Stopwatch conversionTime;
         captureToSamples(*drawn.capture, drawn.power, m_clamp, batch.samples[batch.used]);
@@ -488,7 +489,6 @@ public:
         std::swap(batch.captures[batch.used], *drawn.capture);
         batch.powers[batch.used] = drawn.power;
       }
-      batch.pixels += m_convertOnGlThread ? drawn.capture->positions.size() : batch.captures[batch.used].positions.size();
       ++batch.used;
       if (batch.pixels >= kBatchPixels || batch.used >= kBatchHemicubes) launch();
     }
@@ -566,14 +566,16 @@ public:
   void warpDrawn(std::span<const DrawnHemicube> hemicubes) override {
     m_batch.clear();
     for (const DrawnHemicube& drawn : hemicubes) m_batch.push_back({drawn.capture, drawn.power});
-    const Stopwatch warpTime;
-    if (!m_software) m_warpTime.begin();
-    m_insertion.insert(m_queue.hemicubes(), m_batch, m_clamp);
-    if (!m_software) m_warpTime.end();
     if (m_software) {
+      const Stopwatch warpTime;
+      m_insertion.insert(m_queue.hemicubes(), m_batch, m_clamp);
       glFinish();
       m_hostWarpSeconds += warpTime.seconds();
+      return;
     }
+    m_warpTime.begin();
+    m_insertion.insert(m_queue.hemicubes(), m_batch, m_clamp);
+    m_warpTime.end();
   }
   void finish() override { m_queue.flush(); }
   LayerSums layerSums() const override { return LayerSums::fromStore(m_insertion.finalize()); }

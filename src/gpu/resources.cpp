@@ -93,7 +93,8 @@ double GpuTimer::milliseconds() const {
 }
 
 void GpuTimeTotal::begin() {
-  constexpr std::size_t kPendingSpans = 16;  // older spans than these have long finished: reading them waits for nothing
+  // Spans older than the last 16 have long finished: reading them waits for nothing.
+  constexpr std::size_t kPendingSpans = 16;
   if (m_spans.size() > 2 * kPendingSpans) resolve(kPendingSpans);
   m_spans.emplace_back().begin();
 }

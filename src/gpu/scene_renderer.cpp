@@ -162,7 +162,8 @@ SceneRenderer::SceneRenderer(const scene::Scene& scene)
 }
 
 template <class Emit>
-std::size_t SceneRenderer::emitVisibleRuns(const glm::mat4& objectToClip, std::span<const DrawRange> ranges, Emit emit) {
+std::size_t SceneRenderer::emitVisibleRuns(const glm::mat4& objectToClip, std::span<const DrawRange> ranges,
+                                           Emit emit) {
   std::size_t triangles = 0;
   GLsizei first = 0, count = 0;  // the run being joined, if count > 0
   for (const DrawRange& range : ranges) {
