@@ -143,14 +143,13 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   m_extraHead.assign(m_frame.pixelCount(), -1);
   const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
   m_sumBudget = free ? *free / 8 : kSoftwareSumBudget;
-  m_slots = std::max(slots, 1);
+  m_records.assign(std::size_t(std::max(slots, 1)), HemicubeRecord{});  // a slot each
   checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution, slots);
   m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
   m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
   reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
   upload(m_planeBuffer, 0, m_planes.size(), m_planes);
   m_missCapacity = std::uint32_t(missListBytes(maxHemicubeResolution, slots) / kMissEntryBytes);
-  m_records.assign(std::size_t(std::max(slots, 1)), HemicubeRecord{});
   m_recordBuffer = gpu::Buffer(GLsizeiptr(m_records.size() * sizeof(HemicubeRecord)), m_records.data(),
                                GL_DYNAMIC_STORAGE_BIT);
   m_missBuffer = filledBuffer(std::size_t(m_missCapacity) * kMissEntryBytes, 0);
@@ -211,7 +210,7 @@ void GpuInsertion::reserveLayers(std::size_t layers) {
   // so the new buffer starts empty).
   const std::uint64_t setBytes = std::uint64_t(layers) * kSumBytes;
   const std::uint64_t budget = std::min<std::uint64_t>(m_sumBudget, std::uint64_t(maxBlock));
-  m_dispatchHemicubes = int(std::clamp<std::uint64_t>(budget / setBytes, 1, std::uint64_t(m_slots)));
+  m_dispatchHemicubes = int(std::clamp<std::uint64_t>(budget / setBytes, 1, std::uint64_t(m_records.size())));
   m_sumBuffer = filledBuffer(std::size_t(setBytes) * std::size_t(m_dispatchHemicubes), 0);
   m_capacity = layers;
 }

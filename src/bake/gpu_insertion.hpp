@@ -102,7 +102,6 @@ private:
     glm::uvec4 stamps;
   };
   std::vector<HemicubeRecord> m_records;
-  int m_slots = 1;
   std::uint64_t m_sumBudget = 0;   // bytes the sums of a dispatch's hemicubes may take
   int m_dispatchHemicubes = 1;     // hemicubes a dispatch takes: sets of sums (each m_capacity layers) the budget holds
   std::vector<std::size_t> m_dispatchFirsts;  // the batch's dispatches: the first hemicube of each, then the end
