@@ -556,7 +556,7 @@ void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
 
 }  // namespace
 
-TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size: the Cornell box",
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size, on the Cornell box",
           "[ibrr][gpu]") {
   checkWarpsAgree("cornell.json", quickBake(32));
   // The GPU warp inserts into the seeded layers: without seeds it refuses, naming the flag.
@@ -567,20 +567,21 @@ TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any ba
   CHECK_THROWS_WITH(bake::bakeStore(cornell, unseeded), Catch::Contains("--warp gpu"));
 }
 
-TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size: two levels", "[ibrr][gpu]") {
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size, with two levels",
+          "[ibrr][gpu]") {
   bake::BakeOptions twoLevels = quickBake(32);  // the lights' hemicubes at R, the bounces' at R/2
   twoLevels.indirectLdcResolution = twoLevels.ldcResolution / 2;
   checkWarpsAgree("cornell.json", twoLevels);
 }
 
-TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size: the furnace, Gaussian",
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size, on the furnace, Gaussian",
           "[ibrr][gpu]") {
   bake::BakeOptions gaussian = quickBake(32);
   gaussian.splat = SplatKernel::Gaussian;
   checkWarpsAgree("furnace.json", gaussian);
 }
 
-TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size: the conference room",
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size, on the conference room",
           "[ibrr][gpu]") {
   checkWarpsAgree("conference.json", conferenceTestBake());
 }
