@@ -1,6 +1,7 @@
 #include "gpu/resources.hpp"
 
 #include "util/error.hpp"
+#include "util/progress.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -108,6 +109,33 @@ void GpuTimeTotal::resolve(std::size_t keep) const {
   const auto resolved = m_spans.end() - std::ptrdiff_t(keep);
   for (auto span = m_spans.begin(); span != resolved; ++span) m_seconds += 1e-3 * span->milliseconds();
   m_spans.erase(m_spans.begin(), resolved);
+}
+
+Fence Fence::afterCommandsSoFar() {
+  Fence fence;
+  fence.m_sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  glFlush();  // so that the fence reaches the GPU and can signal while nobody waits on it
+  return fence;
+}
+Fence::~Fence() {
+  if (m_sync) glDeleteSync(m_sync);
+}
+Fence& Fence::operator=(Fence&& other) noexcept {
+  if (this != &other) {
+    if (m_sync) glDeleteSync(m_sync);
+    m_sync = std::exchange(other.m_sync, nullptr);
+  }
+  return *this;
+}
+bool Fence::finished() const {
+  if (!m_sync) return true;
+  const GLenum status = glClientWaitSync(m_sync, 0, 0);
+  return status == GL_ALREADY_SIGNALED || status == GL_CONDITION_SATISFIED;
+}
+void Fence::wait() const {
+  if (!m_sync) return;
+  constexpr GLuint64 kSecond = 1'000'000'000;
+  while (glClientWaitSync(m_sync, GL_SYNC_FLUSH_COMMANDS_BIT, kSecond) == GL_TIMEOUT_EXPIRED) throwIfInterrupted();
 }
 
 namespace {

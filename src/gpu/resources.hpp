@@ -141,6 +141,25 @@ private:
   mutable double m_seconds = 0.0;
 };
 
+// A fence after the commands issued so far (glFenceSync): move-only, deleted with its owner.
+class Fence {
+public:
+  Fence() = default;
+  static Fence afterCommandsSoFar();
+  ~Fence();
+  Fence(Fence&& other) noexcept : m_sync(std::exchange(other.m_sync, nullptr)) {}
+  Fence& operator=(Fence&& other) noexcept;
+  Fence(const Fence&) = delete;
+  Fence& operator=(const Fence&) = delete;
+  // Whether the GPU has finished those commands, asked without waiting.
+  [[nodiscard]] bool finished() const;
+  // Waits until it has, in steps of a second between which a Ctrl-C is seen (ibrr::throwIfInterrupted).
+  void wait() const;
+
+private:
+  GLsync m_sync = nullptr;
+};
+
 // Reads level 0 of a width × height texture as float RGBA in GL's row order (the bottom row first). Every call
 // counts one texture readback.
 std::vector<glm::vec4> readTexture(GLuint texture, int width, int height);

@@ -2,6 +2,7 @@
 
 #include "gpu/context.hpp"
 #include "gpu/debug.hpp"
+#include "gpu/resources.hpp"
 #include "lightmap/gather_hemicubes.hpp"
 #include "util/error.hpp"
 #include "util/progress.hpp"
@@ -112,25 +113,18 @@ namespace {
 // stale lightmap).
 void gatherAllTexels(GatherHemicubeRenderer& renderer, GatherReduction& reduction, std::size_t texelCount, int layers,
                      int resolution, GLuint seen, GLuint base, GLuint next, const std::function<void(int)>& onBatch) {
-  GLsync previousBatch = nullptr;
+  gpu::Fence previousBatch;
   for (std::size_t first = 0; first < texelCount; first += std::size_t(layers)) {
     throwIfInterrupted();
     const int count = int(std::min<std::size_t>(std::size_t(layers), texelCount - first));
     renderer.render(first, count, resolution, seen);
     reduction.reduce(renderer.arrayTexture(), first, count, resolution, base, next);
-    const GLsync batch = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-    if (previousBatch) {
-      while (glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, 1'000'000'000) == GL_TIMEOUT_EXPIRED)
-        throwIfInterrupted();
-      glDeleteSync(previousBatch);
-    }
-    previousBatch = batch;
+    gpu::Fence batch = gpu::Fence::afterCommandsSoFar();
+    previousBatch.wait();
+    previousBatch = std::move(batch);
     onBatch(count);
   }
-  if (previousBatch) {
-    glClientWaitSync(previousBatch, GL_SYNC_FLUSH_COMMANDS_BIT, GLuint64(-1));
-    glDeleteSync(previousBatch);
-  }
+  previousBatch.wait();
 }
 
 // Takes the read-back iterate into `radiance` and returns the largest change against the previous one, relative
