@@ -16,7 +16,7 @@
 #define IBRR_A_VIEW 4                  // uint, instanced: the view of a gpu::SceneRenderer::drawViews command
 #define IBRR_T_ALBEDO 0                // texture unit of the albedo texture
 
-// The GPU warp's buffers (ldc_insertion.glsl), shared by ldc_insert.comp and ldc_flush.comp.
+// The GPU warp's buffers (ldc_insertion.glsl), shared by ldc_insert.comp, ldc_open.comp and ldc_flush.comp.
 #define IBRR_B_WARP_OFFSETS 0
 #define IBRR_B_WARP_PLANES 1
 #define IBRR_B_WARP_SUMS 2
@@ -29,7 +29,9 @@
 #define IBRR_B_WARP_BIRTHS 9
 #define IBRR_B_WARP_MISSES 10
 #define IBRR_B_WARP_HEMICUBES 11  // WarpHemicube per hemicube of the batch: its slot, layout, stamp, sums and power
-#define IBRR_B_WARP_COUNT 12
+#define IBRR_B_WARP_MISS_HEADS 12     // per LDI pixel: its first listed miss, -1 for none
+#define IBRR_B_WARP_MISSED_PIXELS 13  // the pixels with a listed miss
+#define IBRR_B_WARP_COUNT 14
 
 // ldc_insert.comp: the hemicube atlas's texture units and the uniforms.
 #define IBRR_T_WARP_POSITION 0
@@ -57,6 +59,10 @@
 #define IBRR_U_WARP_MERGE_NORMAL_COS 24
 #define IBRR_U_WARP_MERGE_OFF_PLANE2 25
 #define IBRR_U_WARP_MERGE_APART2 26
+
+// ldc_open.comp: the matching bounds of ldc_insert.comp.
+#define IBRR_U_OPEN_EPS_DISTANCE 0
+#define IBRR_U_OPEN_MIN_COS 1
 
 // ldc_flush.comp.
 #define IBRR_U_FLUSH_FIRST_HEMICUBE 0  // as the insertion's dispatch

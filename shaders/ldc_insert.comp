@@ -16,8 +16,8 @@
 // reciprocal square roots (normalize, inversesqrt), since llvmpipe compiles those differently for each processor,
 // and every division and square root rounded exactly (exactDivide, exactSqrt), since GPUs approximate them: the
 // two warps must give the same store on llvmpipe on any processor and on a GPU.
-// The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and the host
-// opens their layers (src/bake/gpu_insertion.cpp) before the accumulating pass.
+// The miss pass (u_missPass = 1) runs first: it lists the samples whose own pixel has no layer, and
+// ldc_open.comp opens their layers before the accumulating pass.
 //   accumulate Σ a·g and Σ a of the matched layer in the hemicube's sums (ldc_insertion.glsl), and the layer
 //              joins the touched list the first time a hemicube of this dispatch reaches it
 #include "ldc_insertion.glsl"
@@ -81,15 +81,7 @@ float exactDivide(float a, float b) { return float(double(a) / double(b)); }
 vec3 exactDivide(vec3 v, float b) { return vec3(exactDivide(v.x, b), exactDivide(v.y, b), exactDivide(v.z, b)); }
 float exactSqrt(float x) { return float(sqrt(double(x))); }
 
-// dot and cross in glm's order of operations ((x + y) + z), which GLSL leaves to the compiler.
-float orderedDot(vec2 a, vec2 b) {
-  precise float d = a.x * b.x + a.y * b.y;
-  return d;
-}
-float orderedDot(vec3 a, vec3 b) {
-  precise float d = (a.x * b.x + a.y * b.y) + a.z * b.z;
-  return d;
-}
+// cross in glm's order of operations, as orderedDot (ldc_insertion.glsl).
 vec3 orderedCross(vec3 x, vec3 y) {
   precise vec3 c = vec3(x.y * y.z - y.y * x.z, x.z * y.x - y.z * x.x, x.x * y.y - y.x * x.y);
   return c;
@@ -348,7 +340,7 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
   precise float len2 = orderedDot(chosen.n, chosen.n);
   bool valid = len2 > 1e-20 && !any(isinf(p)) && !any(isnan(p)) && !isinf(area) && !isnan(area) && !isinf(g);
   precise float invLength = exactDivide(1.0, exactSqrt(max(len2, 1e-30)));
-  precise vec3 n = chosen.n * invLength;  // the host normalises the listed misses' own way
+  precise vec3 n = chosen.n * invLength;  // ibrr::sampleUnitNormal, len2 being > 1e-20
   int ldi = dominantAxis(n);
   precise vec2 pixel = (ldiPlane(ldi, p) - ldiPlane(ldi, u_origin)) * u_invPixelSize;
   if (!valid || any(lessThan(pixel, vec2(0.0))) || any(greaterThanEqual(pixel, vec2(u_ldcResolution)))) {
@@ -367,10 +359,16 @@ uint insertSample(TexelSample chosen, uint order, inout uint samples) {
     Splat s = prepareSplat(ldi, p, n, max(area, 0.0), chosen.reach);
     if (any(lessThan(lies, s.lo)) || any(greaterThan(lies, s.hi)) || splatWeight(s, lies) == 0.0) return 0u;
     uint index = atomicAdd(b_control[10], 1u);
-    if (index < b_control[11]) {
+    if (index < b_control[11]) {  // always: the list holds every texel of the batch
       b_misses[index] = uvec4(moment.y, liesPixel, floatBitsToUint(p.x), floatBitsToUint(p.y));
-      b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(chosen.n));
-      b_misses[2u * b_control[11] + index] = uvec4(h_stamp, 0u, 0u, 0u);
+      b_misses[b_control[11] + index] = uvec4(floatBitsToUint(p.z), floatBitsToUint(n));
+      int previous = atomicExchange(b_missHead[liesPixel], int(index));
+      b_misses[2u * b_control[11] + index] = uvec4(h_stamp, uint(previous), 0u, 0u);
+      if (previous < 0) {  // the pixel's first miss: list the pixel, a group of ldc_open.comp per 64
+        uint k = atomicAdd(b_control[15], 1u);
+        b_missedPixels[k] = liesPixel;
+        if (k % kOpenGroupSize == 0u) atomicAdd(b_control[12], 1u);
+      }
     }
     return 0u;
   }

@@ -522,9 +522,7 @@ bake::BakeOptions conferenceTestBake() {
 // inside light paths and, with two levels, between them; three hemicubes a dispatch) gives the same bytes as one
 // with the default batch (a dispatch takes all the hemicubes of a level in the batch when their sums fit). One
 // test case a scene below, so that ctest runs them side by side.
-void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
-  test::glContext();
-  const scene::Scene scene = scene::loadScene(test::sceneDir() / sceneFile);
+void checkWarpsAgree(const scene::Scene& scene, bake::BakeOptions options) {
   options.warp = bake::WarpDevice::Cpu;
   const bake::BakeResult cpu = bake::bakeStore(scene, options);
   options.warp = bake::WarpDevice::Gpu;
@@ -532,6 +530,7 @@ void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
   CHECK(gpu.stats.warp == bake::WarpDevice::Gpu);
   CHECK(gpu.stats.samplesInserted == cpu.stats.samplesInserted);
   CHECK(gpu.stats.pixelWrites == cpu.stats.pixelWrites);
+  CHECK(gpu.stats.openedLayers == cpu.stats.openedLayers);
   const StoreAgreement agreement = compareStores(gpu.store, cpu.store, 1e-5);
   INFO(agreement.beyond << " layers beyond 1e-5, worst " << agreement.worst << "; " << agreement.otherLayers
                         << " in pixels of another structure");
@@ -552,6 +551,11 @@ void checkWarpsAgree(const char* sceneFile, bake::BakeOptions options) {
                                             << "; " << batchAgreement.otherLayers << " in pixels of another structure");
   const bool sameBytes = serializeStore(batchesOf3) == serializeStore(gpu.store);  // not printed: megabytes
   CHECK(sameBytes);
+}
+
+void checkWarpsAgree(const char* sceneFile, const bake::BakeOptions& options) {
+  test::glContext();
+  checkWarpsAgree(scene::loadScene(test::sceneDir() / sceneFile), options);
 }
 
 }  // namespace
@@ -586,6 +590,33 @@ TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any ba
   checkWarpsAgree("conference.json", conferenceTestBake());
 }
 
+// A panel of one side (facing +z) standing on a floor, a point light on each side: the seeds give the panel its
+// front's layers only (ibrr/surface_seeds.hpp), so the samples on its back, from the light behind it and from the
+// VPLs of the paths that bounce there, open layers of their own, many hemicubes of a batch in the same pixels.
+// The GPU opens them (shaders/ldc_open.comp) in the CPU warp's order.
+TEST_CASE("the GPU warp gives the CPU warp's store, and the same bytes at any batch size, where samples open layers",
+          "[ibrr][gpu]") {
+  test::glContext();
+  scene::Scene scene;
+  rays::test::addQuad(scene, {-1, 0, -1}, {-1, 0, 1}, {1, 0, 1}, {1, 0, -1}, glm::vec3(0.6f));    // floor, up
+  rays::test::addQuad(scene, {-0.6f, 0, 0}, {0.6f, 0, 0}, {0.6f, 1, 0}, {-0.6f, 1, 0}, glm::vec3(0.7f));  // +z
+  for (const glm::vec3& position : {glm::vec3(0.2f, 0.8f, 0.7f), glm::vec3(-0.3f, 0.6f, -0.6f)}) {
+    scene::PointLight light;
+    light.position = position;
+    light.intensity = glm::vec3(1.0f, 0.8f, 0.6f);
+    scene.pointLights.push_back(light);
+  }
+  scene.finalize();
+  bake::BakeOptions options = quickBake(32);
+  options.ldcResolution = 32;
+  options.biasCompensation = false;
+  options.warp = bake::WarpDevice::Cpu;
+  const bake::BakeResult cpu = bake::bakeStore(scene, options);
+  INFO(cpu.stats.openedLayers << " layers opened by the CPU warp's hemicubes");
+  CHECK(cpu.stats.openedLayers > 0);
+  checkWarpsAgree(scene, options);
+}
+
 // Hidden (run by tools/gpu_check.sh on a machine with a hardware GPU, where its two bakes take seconds; on llvmpipe
 // the GPU warp of 4096 paths takes many minutes): the default Cornell bake, every hemicube of 4096 paths, gives the
 // same store with either warp.
@@ -602,6 +633,7 @@ TEST_CASE("a hardware GPU warps the default Cornell bake into the CPU warp's sto
   const bake::BakeResult gpu = bake::bakeStore(scene, options);
   CHECK(gpu.stats.samplesInserted == cpu.stats.samplesInserted);
   CHECK(gpu.stats.pixelWrites == cpu.stats.pixelWrites);
+  CHECK(gpu.stats.openedLayers == cpu.stats.openedLayers);
   const StoreAgreement agreement = compareStores(gpu.store, cpu.store, 1e-5);
   WARN(agreement.beyond << " of " << agreement.layers << " layers beyond 1e-5, worst " << agreement.worst << "; "
                         << agreement.otherLayers << " in pixels of another structure; pixel writes "

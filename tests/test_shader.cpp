@@ -127,7 +127,12 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
       {"ExtraNext", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_EXTRA_NEXT},
       {"Births", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_BIRTHS},
       {"Misses", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISSES},
-      {"WarpHemicubes", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_HEMICUBES}};
+      {"WarpHemicubes", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_HEMICUBES},
+      {"MissHeads", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISS_HEADS},
+      {"MissedPixels", GL_SHADER_STORAGE_BLOCK, IBRR_B_WARP_MISSED_PIXELS}};
+  std::vector<InterfaceEntry> open = warpBuffers;
+  open.insert(open.end(), {{"u_epsDistance", GL_UNIFORM, IBRR_U_OPEN_EPS_DISTANCE},
+                           {"u_minCos", GL_UNIFORM, IBRR_U_OPEN_MIN_COS}});
   std::vector<InterfaceEntry> insert = warpBuffers;
   insert.insert(insert.end(), {{"u_atlasPosition", GL_UNIFORM, IBRR_T_WARP_POSITION, true},
                                {"u_atlasNormal", GL_UNIFORM, IBRR_T_WARP_NORMAL, true},
@@ -350,6 +355,7 @@ TEST_CASE("the linked programs use the bindings and locations of shaders/interfa
     const std::vector<InterfaceEntry>& entries;
     std::vector<std::string> defines = {};
   } programs[] = {{{"ldc_insert.comp"}, insert},
+                  {{"ldc_open.comp"}, open},
                   {{"ldc_flush.comp"}, flush},
                   {{"scene.vert", "gbuffer.frag"}, gbuffer},
                   {{"hemicube.vert", "hemicube.frag"}, hemicube},

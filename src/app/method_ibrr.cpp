@@ -115,11 +115,11 @@ void IbrrBake::declareFlags(MethodFlags& flags) {
       },
       bake::warpDeviceName(b.warp),
       "where hemicube pixels are inserted into the store: cpu (read back, TBB), gpu (compute passes where a batch of "
-      "hemicubes was rendered, one small readback a batch) or auto (cpu: the faster one on llvmpipe and, so far "
-      "measured, on an NVIDIA GPU)");
+      "hemicubes was rendered, nothing read back until the store is) or auto (cpu: the faster one on llvmpipe and, "
+      "so far measured, on an NVIDIA GPU)");
   flags.option("--gpu-batch", b.gpuBatchHemicubes,
-               "--warp gpu: hemicubes drawn into the atlas before they are warped, one readback a batch; 0: as many as "
-               "an eighth of the GPU's free memory holds, at most 256 (the store is the same for any)");
+               "--warp gpu: hemicubes drawn into the atlas before they are warped, in one pass; 0: as many as an "
+               "eighth of the GPU's free memory holds, at most 256 (the store is the same for any)");
   declareLightPathFlags(flags, b);
   declareBiasCompensationFlags(flags, b);
   flags.choice(

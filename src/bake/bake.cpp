@@ -561,7 +561,7 @@ public:
   GpuWarp(HemicubeQueue& queue, const LdcBuilder& seeded, SplatKernel kernel, int maxResolution, float clamp)
       : Warp(queue), m_insertion(seeded, kernel, maxResolution, queue.hemicubes().slots()), m_clamp(clamp) {}
 
-  // Queues the batch's dispatches with no wait but the batch's miss count (gpu_insertion.hpp), their GPU time
+  // Queues the batch's dispatches with no wait (gpu_insertion.hpp; at most two batches in flight), their GPU time
   // measured by a query; on a software GL, whose queries measure nothing, waited for and timed on the host.
   void warpDrawn(std::span<const DrawnHemicube> hemicubes) override {
     m_batch.clear();
@@ -788,8 +788,8 @@ InsertionTiming timeCpuInsertion(const scene::Scene& scene, const BakeOptions& o
 }
 
 // The GPU warp's batch: the hemicube slots that an eighth of the GPU's free memory holds, each with its share of
-// every level's miss list (options.gpuBatchHemicubes when set), within GL's array layers and the miss list within
-// one shader storage block.
+// every level's miss list and layer room (GpuInsertion::slotBytes; options.gpuBatchHemicubes when set), within
+// GL's array layers and the miss list within one shader storage block.
 int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
   GLint maxLayers = 0, maxBlock = 0;
   glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
@@ -800,8 +800,9 @@ int gpuBatchSlots(const BakeOptions& options, int maxResolution, int levels) {
   if (options.gpuBatchHemicubes > 0)
     return int(std::min<std::uint64_t>(std::uint64_t(options.gpuBatchHemicubes), limit));
   constexpr std::uint64_t kMaxSlots = 256;
-  constexpr std::uint64_t kSoftwareBudget = 16u << 20;  // a software GL's memory is the process's
-  const std::uint64_t slotBytes = gpu::HemicubeRenderer::slotBytes(maxResolution) + std::uint64_t(levels) * missBytes;
+  constexpr std::uint64_t kSoftwareBudget = 64u << 20;  // a software GL's memory is the process's
+  const std::uint64_t slotBytes =
+      gpu::HemicubeRenderer::slotBytes(maxResolution) + std::uint64_t(levels) * GpuInsertion::slotBytes(maxResolution);
   const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
   const std::uint64_t budget = free ? *free / 8 : kSoftwareBudget;
   return int(std::clamp<std::uint64_t>(budget / slotBytes, 1, std::min(kMaxSlots, limit)));

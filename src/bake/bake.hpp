@@ -87,7 +87,7 @@ struct BakeOptions {
   double timeBudgetSeconds = 0.0;
   WarpDevice warp = WarpDevice::Automatic;
   // --warp gpu: the hemicubes drawn before they are warped, one atlas slot each; 0 (the default): as many as an
-  // eighth of the GPU's free memory holds (at most 256), or 16 MiB's worth where the driver does not say (a
+  // eighth of the GPU's free memory holds (at most 256), or 64 MiB's worth where the driver does not say (a
   // software GL). The store does not depend on it.
   int gpuBatchHemicubes = 0;  // at most kMaxGpuBatchHemicubes
   // After the warp, add to every layer the light the clamp removed there, estimated by rays from the layer

@@ -32,6 +32,8 @@ enum Binding : GLuint {
   kBirths = IBRR_B_WARP_BIRTHS,
   kMisses = IBRR_B_WARP_MISSES,
   kHemicubeRecords = IBRR_B_WARP_HEMICUBES,
+  kMissHeads = IBRR_B_WARP_MISS_HEADS,
+  kMissedPixels = IBRR_B_WARP_MISSED_PIXELS,
   kBindingCount = IBRR_B_WARP_COUNT
 };
 enum InsertUniform : GLint {
@@ -65,7 +67,10 @@ enum FlushUniform : GLint {
   kPixelArea = IBRR_U_FLUSH_PIXEL_AREA,
   kFlushHemicubes = IBRR_U_FLUSH_HEMICUBES
 };
-// Words of the control buffer: the flush's indirect dispatch, the touched count and the counters.
+// Uniform locations of shaders/ldc_open.comp.
+enum OpenUniform : GLint { kOpenEpsDistance = IBRR_U_OPEN_EPS_DISTANCE, kOpenMinCos = IBRR_U_OPEN_MIN_COS };
+// Words of the control buffer (shaders/ldc_insertion.glsl): the indirect dispatches, the lists' counts, the
+// layers and the counters.
 enum ControlWord : std::uint32_t {
   kGroups = 0,
   kTouchedCount = 3,
@@ -77,19 +82,29 @@ enum ControlWord : std::uint32_t {
   kSamplesHigh = 9,
   kMissCount = 10,
   kMissCapacity = 11,
-  kControlWords = 12
+  kOpenGroups = 12,
+  kMissedPixelCount = 15,
+  kLayerCount = 16,
+  kLayerCapacity = 17,
+  kLayersWithoutRoom = 18,
+  kControlWords = 19
 };
+constexpr std::size_t kBatchesInFlight = 2;  // the warp's batches the GPU may be working on at once
+constexpr std::uint32_t kLayerCountRingSlots = 4;
 constexpr GLuint kInsertGroup = 8;             // ldc_insert.comp local size, each side
 constexpr float kMinSampleAreaPixels = 1e-9f;  // as ibrr/ldc_builder.cpp: a zero footprint still counts, barely
 // Per-layer buffers: bytes per layer for the sums (of one hemicube), stamps, touched list, totals, planes, next
 // links, births.
 constexpr std::size_t kSumBytes = 16, kStampBytes = 4, kTouchedBytes = 4, kTotalBytes = 16, kPlaneBytes = 16,
                       kNextBytes = 4, kBirthBytes = 8;
-// The miss list: three blocks of uvec4, one entry each (shaders/ldc_insertion.glsl, b_misses).
-constexpr std::size_t kMissBlocks = 3, kMissEntryBytes = kMissBlocks * 16;
-// The sums of a dispatch's hemicubes, a set a hemicube: at most an eighth of the GPU's free memory, 16 MiB on a
+// The miss list: three blocks of uvec4, one entry each (shaders/ldc_insertion.glsl, b_misses), and its pixels.
+constexpr std::size_t kMissBlocks = 3, kMissEntryBytes = kMissBlocks * 16, kMissedPixelBytes = 4;
+// Every per-layer buffer, a set of sums included.
+constexpr std::uint64_t kBytesPerLayer =
+    kPlaneBytes + kSumBytes + kStampBytes + kTouchedBytes + kTotalBytes + kNextBytes + kBirthBytes;
+// The sums of a dispatch's hemicubes, a set a hemicube: at most an eighth of the GPU's free memory, 64 MiB on a
 // software GL (whose memory is the process's).
-constexpr std::uint64_t kSoftwareSumBudget = 16u << 20;
+constexpr std::uint64_t kSoftwareSumBudget = 64u << 20;
 
 // A buffer of `bytes` (at least 16) with `word` in every 32-bit word, created with that content rather than
 // cleared. On the NVIDIA driver (580.159, an H200), glNamedBufferSubData into a buffer just cleared with
@@ -108,16 +123,21 @@ void growBuffer(gpu::Buffer& buffer, std::size_t used, std::size_t bytes, std::u
   buffer = std::move(grown);
 }
 
-std::uint32_t readWord(const gpu::Buffer& buffer, std::uint32_t word) {
-  std::uint32_t value = 0;
-  glGetNamedBufferSubData(buffer.id(), GLintptr(word * 4), 4, &value);
-  return value;
+template <class T>
+std::vector<T> readBack(const gpu::Buffer& buffer, std::size_t count) {
+  std::vector<T> values(count);
+  if (count > 0) glGetNamedBufferSubData(buffer.id(), 0, GLsizeiptr(count * sizeof(T)), values.data());
+  return values;
 }
 
-template <class T>
-void upload(const gpu::Buffer& buffer, std::size_t first, std::size_t count, const std::vector<T>& from) {
-  if (count > 0)
-    glNamedBufferSubData(buffer.id(), GLintptr(first * sizeof(T)), GLsizeiptr(count * sizeof(T)), &from[first]);
+// The most layers a batch can open: one a texel in use.
+std::uint64_t texelsInUse(std::span<const GpuInsertion::Hemicube> batch) {
+  std::uint64_t texels = 0;
+  for (const GpuInsertion::Hemicube& hemicube : batch) {
+    const gpu::HemicubeCapture& layout = *hemicube.layout;
+    texels += std::uint64_t(layout.resolution) * std::uint64_t(layout.faces.back().firstRow + layout.faces.back().rows);
+  }
+  return texels;
 }
 
 }  // namespace
@@ -128,34 +148,50 @@ std::uint64_t GpuInsertion::missListBytes(int maxHemicubeResolution, int slots) 
          std::uint64_t(slots);
 }
 
+std::uint64_t GpuInsertion::slotBytes(int maxHemicubeResolution) {
+  const std::uint64_t texels = 6 * std::uint64_t(maxHemicubeResolution) * std::uint64_t(maxHemicubeResolution);
+  return missListBytes(maxHemicubeResolution, 1) + texels * (kMissedPixelBytes + kBatchesInFlight * kBytesPerLayer);
+}
+
 GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int maxHemicubeResolution, int slots)
     : m_params(seeded.params()),
       m_frame(seeded.frame()),
       m_insert(gpu::loadProgram({"ldc_insert.comp"})),
+      m_open(gpu::loadProgram({"ldc_open.comp"})),
       m_flush(gpu::loadProgram({"ldc_flush.comp"})) {
   IBRR_CHECK(seeded.stats().hemicubes == 0, "the GPU insertion starts from a store with no hemicube in it");
   LdcBuilder::Planes planes = seeded.planes();
   m_offsets = std::move(planes.offsets);
-  m_planes = std::move(planes.planes);
-  m_seedLayers = m_planes.size();
-  m_births.assign(m_planes.size(), glm::uvec2(0));
-  m_extraNext.assign(m_planes.size(), -1);
-  m_extraHead.assign(m_frame.pixelCount(), -1);
+  m_seedLayers = planes.planes.size();
+  m_knownLayers = m_seedLayers;
   const std::optional<std::uint64_t> free = gpu::availableVideoMemoryBytes();
   m_sumBudget = free ? *free / 8 : kSoftwareSumBudget;
   m_records.assign(std::size_t(std::max(slots, 1)), HemicubeRecord{});  // a slot each
-  checkVideoMemory(m_planes.size() + m_planes.size() / 16 + 1024, maxHemicubeResolution, slots);
-  m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
-  m_extraHeadBuffer = filledBuffer(m_extraHead.size() * sizeof(std::int32_t), 0xFFFFFFFFu);
-  reserveLayers(m_planes.size() + m_planes.size() / 16 + 1024);  // room for the layers a bake opens
-  upload(m_planeBuffer, 0, m_planes.size(), m_planes);
   m_missCapacity = std::uint32_t(missListBytes(maxHemicubeResolution, slots) / kMissEntryBytes);
+  // Room for the seeds and for two full batches to open a layer a texel.
+  const std::size_t layers = m_seedLayers + kBatchesInFlight * std::size_t(m_missCapacity);
+  checkVideoMemory(layers, maxHemicubeResolution, slots);
+  m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
+  m_extraHeadBuffer = filledBuffer(std::size_t(m_frame.pixelCount()) * sizeof(std::int32_t), 0xFFFFFFFFu);
+  m_missHeadBuffer = filledBuffer(std::size_t(m_frame.pixelCount()) * sizeof(std::int32_t), 0xFFFFFFFFu);
+  std::uint32_t control[kControlWords] = {0, 1, 1};
+  control[kMissCapacity] = m_missCapacity;
+  control[kOpenGroups + 1] = control[kOpenGroups + 2] = 1;
+  control[kLayerCount] = std::uint32_t(m_seedLayers);
+  m_controlBuffer = gpu::Buffer(GLsizeiptr(sizeof control), control, GL_DYNAMIC_STORAGE_BIT);
+  reserveLayers(layers);
+  if (!planes.planes.empty())
+    glNamedBufferSubData(m_planeBuffer.id(), 0, GLsizeiptr(planes.planes.size() * sizeof(glm::vec4)),
+                         planes.planes.data());
   m_recordBuffer = gpu::Buffer(GLsizeiptr(m_records.size() * sizeof(HemicubeRecord)), m_records.data(),
                                GL_DYNAMIC_STORAGE_BIT);
   m_missBuffer = filledBuffer(std::size_t(m_missCapacity) * kMissEntryBytes, 0);
-  std::uint32_t control[kControlWords] = {0, 1, 1};
-  control[kMissCapacity] = m_missCapacity;
-  m_controlBuffer = gpu::Buffer(GLsizeiptr(sizeof control), control, GL_DYNAMIC_STORAGE_BIT);
+  m_missedPixelBuffer = filledBuffer(std::size_t(m_missCapacity) * kMissedPixelBytes, 0);
+  constexpr GLbitfield kMapping = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+  m_layerCountRing = gpu::Buffer(GLsizeiptr(kLayerCountRingSlots * 4), nullptr, kMapping);
+  m_layerCounts = static_cast<const volatile std::uint32_t*>(
+      glMapNamedBufferRange(m_layerCountRing.id(), 0, GLsizeiptr(kLayerCountRingSlots * 4), kMapping));
+  if (m_layerCounts == nullptr) throw Error("the GL could not map the GPU warp's layer counts; bake with --warp cpu");
 
   const GLuint id = m_insert.id();
   glProgramUniform3fv(id, kOrigin, 1, glm::value_ptr(m_frame.origin()));
@@ -177,16 +213,16 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   glProgramUniform1f(id, kMergeNormalCosU, kMergeNormalCos);
   glProgramUniform1f(id, kMergeOffPlane2U, kMergeOffPlane2);
   glProgramUniform1f(id, kMergeApart2U, kMergeApart2);
+  glProgramUniform1f(m_open.id(), kOpenEpsDistance, m_params.epsDistance);
+  glProgramUniform1f(m_open.id(), kOpenMinCos, 1.0f - m_params.epsNormal);
   glProgramUniform1f(m_flush.id(), kPixelArea, m_frame.pixelSize() * m_frame.pixelSize());
   gpu::checkGlError("setting up the GPU insertion");
 }
 
 void GpuInsertion::checkVideoMemory(std::size_t layers, int maxHemicubeResolution, int slots) const {
-  constexpr std::uint64_t kBytesPerLayer =
-      kPlaneBytes + kSumBytes + kStampBytes + kTouchedBytes + kTotalBytes + kNextBytes + kBirthBytes;
   const std::uint64_t pixels = m_frame.pixelCount();
-  const std::uint64_t bytes = layers * kBytesPerLayer + pixels * 8 +  // offsets and extra-layer heads
-                              missListBytes(maxHemicubeResolution, slots);
+  const std::uint64_t bytes = layers * kBytesPerLayer + pixels * 12 +  // offsets, extra-layer and miss heads
+                              missListBytes(maxHemicubeResolution, slots) + m_missCapacity * kMissedPixelBytes;
   gpu::requireVideoMemory(bytes, "the GPU warp's store at --ldc " + std::to_string(m_frame.resolution()),
                           "bake with --warp cpu or a smaller --ldc");
 }
@@ -213,12 +249,19 @@ void GpuInsertion::reserveLayers(std::size_t layers) {
   m_dispatchHemicubes = int(std::clamp<std::uint64_t>(budget / setBytes, 1, std::uint64_t(m_records.size())));
   m_sumBuffer = filledBuffer(std::size_t(setBytes) * std::size_t(m_dispatchHemicubes), 0);
   m_capacity = layers;
+  setControlWord(kLayerCapacity, std::uint32_t(std::min<std::size_t>(layers, 0xFFFFFFFFu)));
+}
+
+void GpuInsertion::setControlWord(std::uint32_t word, std::uint32_t value) const {
+  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, GLintptr(word * 4), 4, GL_RED_INTEGER, GL_UNSIGNED_INT,
+                            &value);
 }
 
 void GpuInsertion::bindBuffers() const {
   const gpu::Buffer* buffers[kBindingCount] = {
       &m_offsetBuffer,    &m_planeBuffer,     &m_sumBuffer,   &m_stampBuffer, &m_touchedBuffer, &m_totalBuffer,
-      &m_controlBuffer,   &m_extraHeadBuffer, &m_extraNextBuffer, &m_birthBuffer, &m_missBuffer,  &m_recordBuffer};
+      &m_controlBuffer,   &m_extraHeadBuffer, &m_extraNextBuffer, &m_birthBuffer, &m_missBuffer,  &m_recordBuffer,
+      &m_missHeadBuffer,  &m_missedPixelBuffer};
   for (GLuint b = 0; b < kBindingCount; ++b) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, buffers[b]->id());
 }
 
@@ -240,7 +283,7 @@ void GpuInsertion::uploadRecords(std::span<const Hemicube> batch) {
                     glm::uvec4(std::uint32_t(m_hemicubes + 1 + k), std::uint32_t(sumsBase), 0u, 0u)};
   }
   m_dispatchFirsts.push_back(batch.size());
-  upload(m_recordBuffer, 0, batch.size(), m_records);
+  glNamedBufferSubData(m_recordBuffer.id(), 0, GLsizeiptr(batch.size() * sizeof(HemicubeRecord)), m_records.data());
 }
 
 // One dispatch over hemicubes [first, first + count) of the batch, a z each, sized for the largest.
@@ -273,72 +316,38 @@ void GpuInsertion::flushDispatch(std::size_t first, std::size_t count) const {
   glDispatchComputeIndirect(0);
   glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
-  const std::uint32_t zero = 0;
-  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kGroups * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
-  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kTouchedCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT,
-                            &zero);
+  setControlWord(kGroups, 0);
+  setControlWord(kTouchedCount, 0);
   glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_COMMAND_BARRIER_BIT);
 }
 
-std::int32_t GpuInsertion::matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const {
-  const float minCos = 1.0f - m_params.epsNormal;
-  std::int32_t best = -1;
-  float bestDistance = m_params.epsDistance;
-  for (std::int32_t l = m_extraHead[pixel]; l >= 0; l = m_extraNext[std::size_t(l)]) {
-    const glm::vec4& plane = m_planes[std::size_t(l)];
-    const float distance = std::fabs(glm::dot(p, glm::vec3(plane)) - plane.w);
-    if (distance < bestDistance && glm::dot(n, glm::vec3(plane)) > minCos) {
-      best = l;
-      bestDistance = distance;
-    }
-  }
-  return best;
+// Opens the layers of the misses the miss pass listed (ldc_open.comp), a pixel an invocation, and copies the
+// layer count into the batch's slot of the ring.
+void GpuInsertion::dispatchOpen() const {
+  m_open.use();
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, m_controlBuffer.id());
+  glDispatchComputeIndirect(GLintptr(kOpenGroups * 4));
+  glBindBuffer(GL_DISPATCH_INDIRECT_BUFFER, 0);
+  glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+  glCopyNamedBufferSubData(m_controlBuffer.id(), m_layerCountRing.id(), GLintptr(kLayerCount * 4),
+                           GLintptr((m_batches % kLayerCountRingSlots) * 4), 4);
 }
 
-// Opens the layers of the miss pass's samples in sample order (hemicube, then atlas texel): a sample that lies on
-// a layer an earlier one of them opened joins it; the others open their own, at the end of their pixel's list.
-void GpuInsertion::openMissedLayers(std::uint32_t missCount) {
-  ++m_missReadbacks;
-  const std::uint32_t listed = std::min(missCount, m_missCapacity);
-  std::vector<glm::uvec4> misses(kMissBlocks * std::size_t(listed));
-  for (std::size_t block = 0; block < kMissBlocks; ++block)
-    glGetNamedBufferSubData(m_missBuffer.id(), GLintptr(block * m_missCapacity * 16), GLsizeiptr(listed * 16),
-                            misses.data() + block * listed);
-  const glm::uvec4* stamps = misses.data() + 2 * std::size_t(listed);
-  std::vector<std::uint32_t> order(listed);
-  for (std::uint32_t k = 0; k < listed; ++k) order[k] = k;
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return stamps[a].x != stamps[b].x ? stamps[a].x < stamps[b].x : misses[a].x < misses[b].x;
-  });
-  const std::size_t firstNew = m_planes.size();
-  std::vector<std::uint32_t> changedHeads, changedLinks;
-  for (std::uint32_t k : order) {
-    const glm::uvec4 a = misses[k], b = misses[listed + k];
-    const glm::vec3 p(std::bit_cast<float>(a.z), std::bit_cast<float>(a.w), std::bit_cast<float>(b.x));
-    const glm::vec3 n =
-        sampleUnitNormal(glm::vec3(std::bit_cast<float>(b.y), std::bit_cast<float>(b.z), std::bit_cast<float>(b.w)));
-    const std::uint32_t pixel = a.y;
-    if (matchExtra(pixel, p, n) >= 0) continue;
-    const auto id = static_cast<std::int32_t>(m_planes.size());
-    m_planes.emplace_back(n, glm::dot(p, n));
-    m_births.emplace_back(stamps[k].x, a.x);
-    m_extraNext.push_back(-1);
-    std::int32_t* link = &m_extraHead[pixel];
-    while (*link >= 0) link = &m_extraNext[std::size_t(*link)];
-    if (link == &m_extraHead[pixel])
-      changedHeads.push_back(pixel);
-    else
-      changedLinks.push_back(std::uint32_t(link - m_extraNext.data()));
-    *link = id;
+void GpuInsertion::retireOldestBatch() {
+  m_knownLayers = m_layerCounts[m_inFlight.front().ringSlot];
+  m_inFlight.pop_front();
+}
+
+void GpuInsertion::makeLayerRoom(std::uint64_t layerRoom) {
+  while (!m_inFlight.empty() && m_inFlight.front().done.finished()) retireOldestBatch();
+  if (m_inFlight.size() + 1 > kBatchesInFlight) {
+    m_inFlight.front().done.wait();
+    ++m_batchWaits;
+    retireOldestBatch();
   }
-  const std::size_t opened = m_planes.size() - firstNew;
-  if (opened == 0) return;
-  reserveLayers(m_planes.size() + m_planes.size() / 8);
-  upload(m_planeBuffer, firstNew, opened, m_planes);
-  upload(m_birthBuffer, firstNew, opened, m_births);
-  upload(m_extraNextBuffer, firstNew, opened, m_extraNext);
-  for (std::uint32_t link : changedLinks) upload(m_extraNextBuffer, link, 1, m_extraNext);
-  for (std::uint32_t pixel : changedHeads) upload(m_extraHeadBuffer, pixel, 1, m_extraHead);
+  std::uint64_t bound = m_knownLayers + layerRoom;
+  for (const BatchInFlight& batch : m_inFlight) bound += batch.layerRoom;
+  if (bound > m_capacity) reserveLayers(std::size_t(bound + bound / 8));
 }
 
 void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const Hemicube> batch, float clamp) {
@@ -347,6 +356,8 @@ void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const He
   if (m_hemicubes + batch.size() >= std::numeric_limits<std::uint32_t>::max())
     throw Error("the GPU insertion takes at most 2^32-2 hemicubes; bake with --warp cpu");
   gpu::DebugGroup group("LDC insertion");
+  const std::uint64_t layerRoom = texelsInUse(batch);
+  makeLayerRoom(layerRoom);
   glProgramUniform1f(m_insert.id(), kClamp, clamp);
   uploadRecords(batch);
   bindBuffers();
@@ -354,17 +365,13 @@ void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const He
   glBindTextureUnit(IBRR_T_WARP_NORMAL, atlas.normalTexture());
   glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT);  // the atlas was rendered by the commands before
 
-  // The misses of every hemicube of the batch, in one dispatch, against the layers opened before the batch; the
-  // host sorts out those that lie on a layer opened earlier in the batch.
-  const std::uint32_t zero = 0;
-  glClearNamedBufferSubData(m_controlBuffer.id(), GL_R32UI, kMissCount * 4, 4, GL_RED_INTEGER, GL_UNSIGNED_INT, &zero);
+  // The misses of every hemicube of the batch, in one dispatch, against the layers opened before the batch; then
+  // their layers, opened in sample order.
+  setControlWord(kMissCount, 0);
+  setControlWord(kOpenGroups, 0);
+  setControlWord(kMissedPixelCount, 0);
   dispatchInsert(batch, 0, batch.size(), true);
-  if (const std::uint32_t missCount = readWord(m_controlBuffer, kMissCount); missCount > 0) {
-    const std::size_t capacity = m_capacity;
-    openMissedLayers(missCount);
-    if (m_capacity != capacity) uploadRecords(batch);  // the sums moved
-    bindBuffers();  // buffers may have grown
-  }
+  dispatchOpen();
   // Then the batch's hemicubes, as many a dispatch as their sums fit (uploadRecords), each dispatch flushed in
   // hemicube order.
   for (std::size_t d = 0; d + 1 < m_dispatchFirsts.size(); ++d) {
@@ -373,6 +380,8 @@ void GpuInsertion::insert(const gpu::HemicubeRenderer& atlas, std::span<const He
     dispatchInsert(batch, first, count, false);
     flushDispatch(first, count);
   }
+  m_inFlight.push_back({gpu::Fence::afterCommandsSoFar(), layerRoom, m_batches % kLayerCountRingSlots});
+  ++m_batches;
   m_hemicubes += batch.size();
 }
 
@@ -384,23 +393,28 @@ GpuInsertionStats GpuInsertion::stats() const {
   stats.samples = (std::uint64_t(control[kSamplesHigh]) << 32) | control[kSamplesLow];
   stats.pixelWrites = (std::uint64_t(control[kWritesHigh]) << 32) | control[kWritesLow];
   stats.droppedSamples = control[kDropped];
-  stats.openedLayers = m_planes.size() - m_seedLayers;
-  stats.missReadbacks = m_missReadbacks;
+  stats.openedLayers = std::min(control[kLayerCount], std::uint32_t(m_capacity)) - m_seedLayers;
+  stats.batchWaits = m_batchWaits;
   stats.dispatches = m_dispatches;
   return stats;
 }
 
 LayeredDepthCube GpuInsertion::finalize() const {
-  std::vector<glm::vec4> totals(m_planes.size());
-  if (!totals.empty())
-    glGetNamedBufferSubData(m_totalBuffer.id(), 0, GLsizeiptr(totals.size() * sizeof(glm::vec4)), totals.data());
+  std::uint32_t control[kControlWords];
+  glGetNamedBufferSubData(m_controlBuffer.id(), 0, GLsizeiptr(sizeof control), control);
+  IBRR_CHECK(control[kLayersWithoutRoom] == 0, "the GPU warp's layer buffers had room for every layer it opened");
+  const std::size_t layerCount = control[kLayerCount];
+  const auto planes = readBack<glm::vec4>(m_planeBuffer, layerCount);
+  const auto totals = readBack<glm::vec4>(m_totalBuffer, layerCount);
+  const auto extraNext = readBack<std::int32_t>(m_extraNextBuffer, layerCount);
+  const auto extraHead = readBack<std::int32_t>(m_extraHeadBuffer, m_frame.pixelCount());
   gpu::checkGlError("reading the store back from the GPU");
   // Store order: pixel by pixel, the seeds' layers and then those opened later, in the order they were opened.
   std::vector<std::uint32_t> offsets(m_offsets.size());
   std::vector<PackedLayer> layers;
-  layers.reserve(m_planes.size());
+  layers.reserve(layerCount);
   auto pack = [&](std::size_t l) {
-    const glm::vec4& plane = m_planes[l];
+    const glm::vec4& plane = planes[l];
     const glm::vec4& total = totals[l];
     layers.push_back(PackedLayer{octEncode(glm::vec3(plane)), plane.w, total.x, total.y, total.z,
                                  static_cast<std::uint32_t>(total.w)});
@@ -408,7 +422,7 @@ LayeredDepthCube GpuInsertion::finalize() const {
   for (std::size_t g = 0; g + 1 < m_offsets.size(); ++g) {
     offsets[g] = static_cast<std::uint32_t>(layers.size());
     for (std::uint32_t l = m_offsets[g]; l < m_offsets[g + 1]; ++l) pack(l);
-    for (std::int32_t l = m_extraHead[g]; l >= 0; l = m_extraNext[std::size_t(l)]) pack(std::size_t(l));
+    for (std::int32_t l = extraHead[g]; l >= 0; l = extraNext[std::size_t(l)]) pack(std::size_t(l));
   }
   offsets.back() = static_cast<std::uint32_t>(layers.size());
   return LayeredDepthCube(m_params, m_hemicubes, std::move(offsets), std::move(layers));

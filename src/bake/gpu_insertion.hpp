@@ -1,20 +1,22 @@
 #pragma once
 // The IBRR warp on the GPU: hemicubes are inserted into the store where they were rendered, by compute passes
-// over their atlas slots (shaders/ldc_insert.comp), a batch of hemicubes at a time with one 4-byte readback a
-// batch; the store comes back once, at the end.
+// over their atlas slots (shaders/ldc_insert.comp), a batch of hemicubes at a time; nothing is read back until
+// the store is.
 //
 // It needs the geometry seeds (ibrr/surface_seeds.hpp): their layers are uploaded once. Per batch:
 //   1. one miss dispatch over every hemicube of the batch (a z each) lists the samples whose splat covers the
 //      pixel they lie in and find no layer there (a surface the seeds lack: the back of an open surface, which the
-//      seeds take from the front); the host reads back their count (4 bytes) and, when there are any, the list;
-//   2. the host opens their layers in sample order (hemicube, then atlas texel), with the planes the CPU builder
-//      gives them (ibrr::sampleUnitNormal): a listed sample on a layer an earlier one opened joins it, as if the
-//      hemicubes had been warped one by one. It uploads them as per-pixel lists with their births, so that a
+//      seeds take from the front), each pixel's misses as a list;
+//   2. ldc_open.comp opens their layers, a pixel an invocation, in sample order (hemicube, then atlas texel), with
+//      the planes the CPU builder gives them (ibrr::sampleUnitNormal): a listed sample on a layer an earlier one
+//      opened joins it, as if the hemicubes had been warped one by one. Each layer keeps its birth, so that a
 //      sample sees only the layers opened before it;
 //   3. the accumulating dispatch matches and adds, each hemicube into its own sums, and a flush adds each
 //      hemicube's means to the totals, in hemicube order; a dispatch takes as many hemicubes as their sums fit in
-//      an eighth of the GPU's free memory (the whole batch, for the bounces' level of a default bake), and no
-//      dispatch waits for the host.
+//      an eighth of the GPU's free memory (the whole batch, for the bounces' level of a default bake).
+// No step waits for the host. The layer buffers must hold every layer step 2 opens, which the host does not
+// know: it keeps room for every texel of the batches in flight to open one, learning the true count without
+// waiting from the batches the GPU has finished (a fence each), and keeps at most two batches in flight.
 // The matching rule is the CPU builder's (ibrr/ldc_builder.hpp): every share a sample gives a pixel is matched
 // by the sample's own plane, so the two warps give the same layers and, within the float rounding of the CPU's
 // sums, the same radiosity.
@@ -31,6 +33,7 @@
 #include <glm/glm.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -42,7 +45,7 @@ struct GpuInsertionStats {
   std::uint64_t pixelWrites = 0;     // (sample, LDI pixel) pairs its splats covered
   std::uint64_t droppedSamples = 0;  // non-finite, or outside the cube
   std::uint64_t openedLayers = 0;    // layers opened after the seeds
-  std::uint64_t missReadbacks = 0;   // batches whose misses were read back
+  std::uint64_t batchWaits = 0;      // batches the host waited for, to keep at most two in flight
   std::uint64_t dispatches = 0;      // accumulating dispatches (each with its flush)
 };
 
@@ -62,38 +65,48 @@ public:
 
   // Adds the hemicubes of `batch`, in their order, drawn into `atlas`, with the bound on g (0 = none).
   void insert(const gpu::HemicubeRenderer& atlas, std::span<const Hemicube> batch, float clamp);
-  // The GPU memory a warp of `slots` slots needs besides its layers: the list of missed samples (48 bytes an
-  // atlas texel).
+  // The list of missed samples of a batch of `slots` slots: 48 bytes an atlas texel (within one storage block).
   [[nodiscard]] static std::uint64_t missListBytes(int maxHemicubeResolution, int slots);
+  // The GPU memory a slot needs besides the atlas and the seeds' layers: its share of the miss list and the
+  // room for layers its texels could open, in each batch in flight.
+  [[nodiscard]] static std::uint64_t slotBytes(int maxHemicubeResolution);
 
   // The store of everything inserted so far (reads the totals back).
   LayeredDepthCube finalize() const;
   GpuInsertionStats stats() const;
 
 private:
+  // A batch the GPU may still be warping: the fence after it, the most layers it may open, and its slot of
+  // the ring its opened-layer count is copied into.
+  struct BatchInFlight {
+    gpu::Fence done;
+    std::uint64_t layerRoom = 0;
+    std::uint32_t ringSlot = 0;
+  };
+
   void bindBuffers() const;
+  void setControlWord(std::uint32_t word, std::uint32_t value) const;
   void uploadRecords(std::span<const Hemicube> batch);
   void dispatchInsert(std::span<const Hemicube> batch, std::size_t first, std::size_t count, bool missPass) const;
+  void dispatchOpen() const;
   void flushDispatch(std::size_t first, std::size_t count) const;
-  void openMissedLayers(std::uint32_t missCount);
+  // Makes room in the layer buffers for `layerRoom` more layers than the batches in flight may open, reading
+  // the counts of those the GPU has finished and waiting for the oldest when two are in flight.
+  void makeLayerRoom(std::uint64_t layerRoom);
+  void retireOldestBatch();
   void reserveLayers(std::size_t layers);
   // Refuses (ibrr::Error) before any buffer is made when the driver tells the GPU's free memory and
   // the warp's buffers for `layers` layers exceed it (gpu/memory.hpp).
   void checkVideoMemory(std::size_t layers, int maxHemicubeResolution, int slots) const;
-  std::int32_t matchExtra(std::uint32_t pixel, const glm::vec3& p, const glm::vec3& n) const;
 
   LdcParams m_params;
   LdcFrame m_frame;
-  // The layers as on the GPU: the seeds' compact part (m_offsets), then the opened ones as per-pixel lists.
-  std::vector<std::uint32_t> m_offsets;
-  std::vector<glm::vec4> m_planes;        // (n, d) per layer
-  std::vector<glm::uvec2> m_births;       // (hemicube stamp, atlas texel); (0, 0) for the seeds
-  std::vector<std::int32_t> m_extraHead;  // per pixel
-  std::vector<std::int32_t> m_extraNext;  // per layer
-  std::size_t m_capacity = 0;             // layers the per-layer buffers hold
-  std::uint32_t m_missCapacity = 0;       // entries of the miss list
+  std::vector<std::uint32_t> m_offsets;  // the seeds' layers of each pixel: [m_offsets[g], m_offsets[g + 1])
+  std::size_t m_capacity = 0;            // layers the per-layer buffers hold
+  std::uint32_t m_missCapacity = 0;      // entries of the miss list
   gpu::Buffer m_offsetBuffer, m_planeBuffer, m_sumBuffer, m_stampBuffer, m_touchedBuffer, m_totalBuffer,
-      m_controlBuffer, m_extraHeadBuffer, m_extraNextBuffer, m_birthBuffer, m_missBuffer, m_recordBuffer;
+      m_controlBuffer, m_extraHeadBuffer, m_extraNextBuffer, m_birthBuffer, m_missBuffer, m_recordBuffer,
+      m_missHeadBuffer, m_missedPixelBuffer;
   // The batch's hemicubes as ldc_insertion.glsl reads them (WarpHemicube), a slot each.
   struct HemicubeRecord {
     glm::vec4 centreCoverage;
@@ -106,10 +119,17 @@ private:
   int m_dispatchHemicubes = 1;     // hemicubes a dispatch takes: sets of sums (each m_capacity layers) the budget holds
   std::vector<std::size_t> m_dispatchFirsts;  // the batch's dispatches: the first hemicube of each, then the end
   std::uint32_t m_dispatches = 0;  // the stamp of the last accumulating dispatch
-  gpu::Program m_insert, m_flush;
+  gpu::Program m_insert, m_open, m_flush;
   std::uint64_t m_hemicubes = 0;
-  std::uint64_t m_missReadbacks = 0;
   std::size_t m_seedLayers = 0;
+  // The layer count of each batch, copied on the GPU after its layers are opened into a persistently mapped ring,
+  // read once the batch's fence has passed.
+  gpu::Buffer m_layerCountRing;
+  const volatile std::uint32_t* m_layerCounts = nullptr;
+  std::deque<BatchInFlight> m_inFlight;
+  std::uint32_t m_batches = 0;
+  std::uint64_t m_knownLayers = 0;  // the layers after the last batch retired
+  std::uint64_t m_batchWaits = 0;
 };
 
 }  // namespace ibrr::bake
