@@ -168,11 +168,11 @@ void printIbrrBakeSummary(const bake::BakeResult& result, const bake::BakeOption
               store.layersPerOccupiedPixel, double(store.totalBytes) / (1024.0 * 1024.0), store.bytesPerLayer);
   if (s.warp == bake::WarpDevice::Gpu)  // the GPU draws and warps each batch while the host queues the next
     std::printf("time             %.2f s: light paths %.2f s, render %.2f s, warp %.2f s (%s: %llu hemicubes "
-                "drawn in %llu passes and warped in %llu dispatches)\n",
+                "drawn in %llu passes and warped in %llu dispatches; %llu waits for a batch in flight)\n",
                 s.totalSeconds, s.vplSeconds, s.renderSeconds, s.warpSeconds,
                 s.gpuTimes ? "the GPU's time, overlapped with the host's work" : "each pass and batch waited for",
                 static_cast<unsigned long long>(s.hemicubes), static_cast<unsigned long long>(s.renderPasses),
-                static_cast<unsigned long long>(s.warpDispatches));
+                static_cast<unsigned long long>(s.warpDispatches), static_cast<unsigned long long>(s.warpBatchWaits));
   else
     std::printf("time             %.2f s: light paths %.2f s, render %.2f s, readback %.2f s, warp %.2f s (conversion "
                 "%.2f s, insertion %.2f s, overlapped), waiting for the warp %.2f s\n",

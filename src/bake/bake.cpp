@@ -586,6 +586,7 @@ public:
     stats.pixelWrites = gpu.pixelWrites;
     stats.openedLayers = gpu.openedLayers;
     stats.warpDispatches = gpu.dispatches;
+    stats.warpBatchWaits = gpu.batchWaits;
     stats.warp = WarpDevice::Gpu;
   }
 
@@ -739,6 +740,7 @@ void addLevelStats(const Warp& warp, BakeStats& stats, std::uint64_t* levelWrite
   stats.samplesInserted += level.samplesInserted;
   stats.pixelWrites += level.pixelWrites;
   stats.warpDispatches += level.warpDispatches;
+  stats.warpBatchWaits += level.warpBatchWaits;
   if (levelWrites)
     *levelWrites = level.pixelWrites;
   else

@@ -119,6 +119,7 @@ struct BakeStats {
   std::uint64_t trianglesSubmitted = 0;
   std::uint64_t renderPasses = 0;     // passes the hemicubes were drawn in (a batch a pass with the GPU warp)
   std::uint64_t warpDispatches = 0;   // the GPU warp's accumulating dispatches, over both levels (0: CPU warp)
+  std::uint64_t warpBatchWaits = 0;   // the GPU warp: batches the host waited for, to keep two in flight
   std::uint64_t seedSamples = 0;      // geometry seeds (seedLayersFromGeometry)
   double seedSeconds = 0.0;           // making and inserting the seeds
   double vplSeconds = 0.0;            // light paths
