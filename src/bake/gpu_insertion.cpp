@@ -168,9 +168,9 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   m_sumBudget = free ? *free / 8 : kSoftwareSumBudget;
   m_records.assign(std::size_t(std::max(slots, 1)), HemicubeRecord{});  // a slot each
   m_missCapacity = std::uint32_t(missListBytes(maxHemicubeResolution, slots) / kMissEntryBytes);
-  // Room for the seeds and for two full batches to open a layer a texel.
-  const std::size_t layers = m_seedLayers + kBatchesInFlight * std::size_t(m_missCapacity);
-  checkVideoMemory(layers, maxHemicubeResolution, slots);
+  // The memory for the seeds and for two full batches of full cubes to open a layer a texel is checked up front;
+  // the buffers hold the seeds and grow as the batches in flight need (makeLayerRoom).
+  checkVideoMemory(m_seedLayers + kBatchesInFlight * std::size_t(m_missCapacity), maxHemicubeResolution, slots);
   m_offsetBuffer = gpu::Buffer(GLsizeiptr(m_offsets.size() * sizeof(std::uint32_t)), m_offsets.data(), 0);
   m_extraHeadBuffer = filledBuffer(std::size_t(m_frame.pixelCount()) * sizeof(std::int32_t), 0xFFFFFFFFu);
   m_missHeadBuffer = filledBuffer(std::size_t(m_frame.pixelCount()) * sizeof(std::int32_t), 0xFFFFFFFFu);
@@ -179,7 +179,7 @@ GpuInsertion::GpuInsertion(const LdcBuilder& seeded, SplatKernel kernel, int max
   control[kOpenGroups + 1] = control[kOpenGroups + 2] = 1;
   control[kLayerCount] = std::uint32_t(m_seedLayers);
   m_controlBuffer = gpu::Buffer(GLsizeiptr(sizeof control), control, GL_DYNAMIC_STORAGE_BIT);
-  reserveLayers(layers);
+  reserveLayers(m_seedLayers + m_seedLayers / 16 + 1024);
   if (!planes.planes.empty())
     glNamedBufferSubData(m_planeBuffer.id(), 0, GLsizeiptr(planes.planes.size() * sizeof(glm::vec4)),
                          planes.planes.data());
