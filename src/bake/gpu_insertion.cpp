@@ -403,6 +403,11 @@ LayeredDepthCube GpuInsertion::finalize() const {
   std::uint32_t control[kControlWords];
   glGetNamedBufferSubData(m_controlBuffer.id(), 0, GLsizeiptr(sizeof control), control);
   IBRR_CHECK(control[kLayersWithoutRoom] == 0, "the GPU warp's layer buffers had room for every layer it opened");
+  if (!m_inFlight.empty()) {  // the ring, which sized the buffers, read the last batch's count as the buffer holds it
+    m_inFlight.back().done.wait();
+    IBRR_CHECK(m_layerCounts[m_inFlight.back().ringSlot] == control[kLayerCount],
+               "the GPU warp's layer count read through the ring is the control buffer's");
+  }
   const std::size_t layerCount = control[kLayerCount];
   const auto planes = readBack<glm::vec4>(m_planeBuffer, layerCount);
   const auto totals = readBack<glm::vec4>(m_totalBuffer, layerCount);
