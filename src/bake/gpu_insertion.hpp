@@ -13,7 +13,8 @@
 //      sample sees only the layers opened before it;
 //   3. the accumulating dispatch matches and adds, each hemicube into its own sums, and a flush adds each
 //      hemicube's means to the totals, in hemicube order; a dispatch takes as many hemicubes as their sums fit in
-//      an eighth of the GPU's free memory (the whole batch, for the bounces' level of a default bake).
+//      an eighth of the GPU's free memory and one storage block (a set holds every layer the buffers have room
+//      for: see below).
 // No step waits for the host. The layer buffers must hold every layer step 2 opens, which the host does not
 // know: it keeps room for every texel of the batches in flight to open one, learning the true count without
 // waiting from the batches the GPU has finished (a fence each), and keeps at most two batches in flight.
