@@ -10,8 +10,6 @@
 #include <glm/gtc/type_ptr.hpp>
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
 #include <limits>
 #include <string>
 
