@@ -133,7 +133,7 @@ std::uint64_t texelsInUse(std::span<const GpuInsertion::Hemicube> batch) {
   std::uint64_t texels = 0;
   for (const GpuInsertion::Hemicube& hemicube : batch) {
     const gpu::HemicubeCapture& layout = *hemicube.layout;
-    texels += std::uint64_t(layout.resolution) * std::uint64_t(layout.faces.back().firstRow + layout.faces.back().rows);
+    texels += std::uint64_t(layout.resolution) * std::uint64_t(layout.atlasRows());
   }
   return texels;
 }
@@ -273,7 +273,7 @@ void GpuInsertion::uploadRecords(std::span<const Hemicube> batch) {
     if (k == 0 || k - m_dispatchFirsts.back() == std::size_t(m_dispatchHemicubes) ||
         layout.resolution != batch[m_dispatchFirsts.back()].layout->resolution)
       m_dispatchFirsts.push_back(k);
-    const int rows = layout.faces.back().firstRow + layout.faces.back().rows;
+    const int rows = layout.atlasRows();
     const int sideFaceRows = layout.faces.size() > 1 ? layout.faces[1].rows : layout.resolution;
     const std::size_t sumsBase = (k - m_dispatchFirsts.back()) * m_capacity;
     m_records[k] = {glm::vec4(layout.centre, layout.coverage), glm::vec4(batch[k].power, 0.0f),
@@ -291,7 +291,7 @@ void GpuInsertion::dispatchInsert(std::span<const Hemicube> batch, std::size_t f
   for (std::size_t k = first; k < first + count; ++k) {
     const gpu::HemicubeCapture& layout = *batch[k].layout;
     resolution = std::max(resolution, layout.resolution);
-    rows = std::max(rows, layout.faces.back().firstRow + layout.faces.back().rows);
+    rows = std::max(rows, layout.atlasRows());
   }
   const GLuint id = m_insert.id();
   glProgramUniform1i(id, kMissPass, missPass ? 1 : 0);

@@ -225,7 +225,7 @@ void HemicubeRenderer::readBack(HemicubeCapture& capture) {
   submit();
   const Stopwatch readTime;
   const int resolution = capture.resolution;
-  const int rows = capture.faces.back().firstRow + capture.faces.back().rows;
+  const int rows = capture.atlasRows();
   const std::size_t pixels = std::size_t(resolution) * rows;
   capture.positions.resize(pixels);
   capture.normalsGeometry.resize(pixels);

@@ -67,6 +67,8 @@ struct HemicubeCapture {
   std::vector<glm::vec4> normalsGeometry;  // xyz normal facing the centre, w = g
   [[nodiscard]] int width() const { return resolution; }
   [[nodiscard]] int height() const { return resolution == 0 ? 0 : int(positions.size()) / resolution; }
+  // The atlas rows its faces take: 3H for a hemicube, 6H for a full cube.
+  [[nodiscard]] int atlasRows() const { return faces.empty() ? 0 : faces.back().firstRow + faces.back().rows; }
 };
 
 // Face layout of a hemicube (5 faces) or full cube (6 faces) around `axis` at resolution H.
